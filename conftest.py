@@ -1,0 +1,75 @@
+"""Let ``pytest --nbmake book/`` collect the book's Jupytext MyST chapters (``*.md``).
+
+nbmake only collects ``*.ipynb``. Here a ``.md`` file whose front matter carries a ``jupytext:`` header is
+converted in memory (jupytext) to a notebook written in a fresh temporary directory, and nbmake's own
+``NotebookRun`` executes it there with that directory as the working directory — so a chapter cannot leave
+files in the repository. Plain markdown pages (no jupytext header) and anything under ``_build/`` are skipped.
+No paired ``.ipynb`` is ever written next to a chapter.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import pytest
+
+try:
+    from nbmake.pytest_items import NotebookFailedException, NotebookItem
+    from nbmake.nb_run import NotebookRun
+except ImportError:  # nbmake not installed: plain `pytest tests/` still works
+    NotebookItem = None
+
+
+def is_jupytext_chapter(path: Path) -> bool:
+    """True for a ``.md`` file whose YAML front matter has a ``jupytext:`` section."""
+    if path.suffix != ".md" or "_build" in path.parts:
+        return False
+    head = path.read_text(encoding="utf-8")[:4000]
+    if not head.startswith("---"):
+        return False
+    front = head.split("---", 2)[1] if head.count("---") >= 2 else ""
+    return "jupytext:" in front and "kernelspec:" in front
+
+
+if NotebookItem is not None:
+
+    class JupytextNotebookItem(NotebookItem):
+        """An nbmake item for a Jupytext MyST notebook, executed from a temporary directory."""
+
+        def runtest(self):
+            import jupytext
+            import nbformat
+
+            option = self.config.option
+            nb = jupytext.read(self.filename)
+            with tempfile.TemporaryDirectory(prefix="theorybook-nb-") as tmp:
+                ipynb = Path(tmp) / (Path(self.filename).stem + ".ipynb")
+                nbformat.write(nb, str(ipynb))
+                cwd = os.getcwd()
+                os.chdir(tmp)  # the kernel inherits it: any file a chapter writes lands in tmp
+                try:
+                    res = NotebookRun(
+                        ipynb,
+                        option.nbmake_timeout,
+                        verbose=bool(option.verbose),
+                        kernel=option.nbmake_kernel,
+                        find_import_errors=option.nbmake_find_import_errors,
+                    ).execute()
+                finally:
+                    os.chdir(cwd)
+            if res.error is not None:
+                raise NotebookFailedException(res)
+
+    class JupytextNotebookFile(pytest.File):
+        def collect(self):
+            yield JupytextNotebookItem.from_parent(self, filename=str(self.path))
+
+
+def pytest_collect_file(file_path: Path, parent):
+    if NotebookItem is None or not parent.config.getoption("nbmake", default=False):
+        return None
+    if is_jupytext_chapter(file_path):
+        return JupytextNotebookFile.from_parent(parent, path=file_path)
+    return None

@@ -1,0 +1,37 @@
+"""Fused compute kernels, installed as ``theorybook.kernels``.
+
+Each kernel has a plain torch reference in ``theorybook`` and a parity test. Dispatch happens in
+:mod:`theorybook.sweep`: a kernel is used only on CUDA with Triton installed; everywhere else the torch
+reference runs, with identical semantics.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+__all__ = ["poly_sweep_kernel", "triton_available", "FUSED_METHODS"]
+
+FUSED_METHODS = ("gd", "heavy_ball", "rmsprop", "adam")
+
+
+def triton_available() -> bool:
+    """True when Triton imports (it is an optional dependency: ``pip install .[kernels]``)."""
+    try:
+        import triton  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def poly_sweep_kernel(method: str) -> Callable | None:
+    """The fused sweep for ``method`` on x^k/k, or ``None`` when there is none (unknown method, no Triton).
+
+    The callable has the signature used by :func:`theorybook.sweep.poly_sweep`'s dispatch:
+    ``fn(kt, x0t, hp, steps, threshold=None, tail=0, dtype=None) -> SweepStats`` (see
+    :func:`theorybook.kernels.poly.poly_sweep_fused`).
+    """
+    if method not in FUSED_METHODS or not triton_available():
+        return None
+    from .poly import fused_for  # imported lazily: the module compiles Triton kernels (needs triton)
+
+    return fused_for(method)

@@ -1,0 +1,49 @@
+"""One place that picks the compute device and the dtype policy.
+
+* ``default_device()`` is ``cuda`` when a GPU is visible, else ``cpu``; ``THEORYBOOK_DEVICE`` overrides it.
+* Theory checks run in ``float64`` (``THEORY_DTYPE``): rates such as β₂^{1/(2(k−2))} are read off trajectories
+  that underflow float32 long before the asymptotics show. Large-scale runs may pass ``float32`` explicitly.
+"""
+
+from __future__ import annotations
+
+import os
+
+import torch
+
+__all__ = ["THEORY_DTYPE", "default_device", "resolve_device", "resolve_dtype", "seed_everything"]
+
+THEORY_DTYPE = torch.float64
+
+
+def default_device() -> torch.device:
+    """``cuda`` if available (or the ``THEORYBOOK_DEVICE`` environment variable), else ``cpu``."""
+    forced = os.environ.get("THEORYBOOK_DEVICE")
+    if forced:
+        return torch.device(forced)
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def resolve_device(device: str | torch.device | None) -> torch.device:
+    """``None`` → :func:`default_device`; anything else → ``torch.device(device)``."""
+    return default_device() if device is None else torch.device(device)
+
+
+def resolve_dtype(dtype: torch.dtype | None) -> torch.dtype:
+    """``None`` → ``THEORY_DTYPE`` (float64); only floating dtypes are accepted."""
+    if dtype is None:
+        return THEORY_DTYPE
+    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
+        raise ValueError(f"Invalid dtype: {dtype!r} (must be a floating torch dtype, e.g. torch.float64)")
+    return dtype
+
+
+def seed_everything(seed: int) -> torch.Generator:
+    """Seed torch (CPU and CUDA) and numpy; return a CPU ``torch.Generator`` seeded with ``seed``."""
+    import numpy as np
+
+    if not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"Invalid seed: {seed!r} (must be an int ≥ 0)")
+    torch.manual_seed(seed)
+    np.random.seed(seed % 2**32)
+    return torch.Generator().manual_seed(seed)
