@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 try:
-    from nbmake.pytest_items import NotebookFailedException, NotebookItem
     from nbmake.nb_run import NotebookRun
+    from nbmake.pytest_items import NotebookFailedException, NotebookItem
 except ImportError:  # nbmake not installed: plain `pytest tests/` still works
     NotebookItem = None
 

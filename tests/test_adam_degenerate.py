@@ -26,8 +26,8 @@ from theorybook.adam_degenerate import (
     simulate_adam,
     stability_boundary,
     steps_to_reach,
+    theory,
 )
-from theorybook.adam_degenerate import theory
 from theorybook.adam_degenerate.widgets import render, summarize
 
 # ---------------------------------------------------------------- known answers (one table)

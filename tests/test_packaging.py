@@ -114,3 +114,12 @@ def test_makefile_targets():
     for target in ("venv:", "book:", "test:", "bench:"):
         assert re.search(rf"^{target}", text, re.M), target
     assert "-W -n --keep-going" in text
+
+
+def test_every_subpackage_is_listed_in_pyproject():
+    """A non-editable install ships only the packages pyproject lists: every subpackage must be there."""
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {"theorybook." + ".".join(p.parent.relative_to(ROOT / "src" / "theorybook").parts)
+             for p in (ROOT / "src" / "theorybook").rglob("__init__.py")}
+    found = {f.rstrip(".") for f in found} | {"theorybook.kernels"}
+    assert found <= listed, f"add to pyproject [tool.setuptools] packages: {sorted(found - listed)}"

@@ -145,7 +145,7 @@ class Verdicts:
         head, *body = list(self._columns())
         th = "".join(f"<th style='text-align:left'>{html.escape(h)}</th>" for h in head)
         trs = []
-        for row, r in zip(body, self.rows):
+        for row, r in zip(body, self.rows, strict=True):
             style = "" if r.holds else " style='background:#fde2e1'"
             tds = "".join(f"<td style='text-align:left'>{html.escape(c)}</td>" for c in row)
             trs.append(f"<tr{style}>{tds}</tr>")
@@ -159,7 +159,7 @@ class Verdicts:
         widths = [max(len(c[i]) for c in cols) for i in range(len(cols[0]))]
         lines = [self.title]
         for j, c in enumerate(cols):
-            lines.append(" | ".join(s.ljust(w) for s, w in zip(c, widths)))
+            lines.append(" | ".join(s.ljust(w) for s, w in zip(c, widths, strict=True)))
             if j == 0:
                 lines.append("-+-".join("-" * w for w in widths))
         return "\n".join(lines)

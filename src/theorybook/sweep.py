@@ -230,8 +230,8 @@ def poly_sweep(
     """Run ``method`` on L(x) = x^k/k for every broadcast cell of (k, x0, *hparams*) at once.
 
     ``record`` is ``None`` (reductions only), ``"x"`` or ``"loss"`` (then ``trajectory`` has shape
-    ``(steps+1, *cells)``) or ``"state"`` (shape ``(steps+1, 3, *cells)``: x, m, v). Dispatches to a fused kernel on CUDA when :mod:`theorybook.kernels` provides one;
-    the result is the same either way.
+    ``(steps+1, *cells)``) or ``"state"`` (shape ``(steps+1, 3, *cells)``: x, m, v). Dispatches to a fused
+    kernel on CUDA when :mod:`theorybook.kernels` provides one; the result is the same either way.
     """
     validate.one_of("method", method, tuple(POLY_METHODS))
     spec = POLY_METHODS[method]
