@@ -1,0 +1,275 @@
+"""Annealing robustness (Attia & Koren, arXiv 2503.09411): schedules, the [reconstruction] suffix bound,
+sympy exponents, batched projected SGD, validation and the widget at extreme slider values."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import sympy as sp
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from theorybook.annealing_robustness import (
+    derive_balance,
+    derive_cosine_endpoint,
+    derive_fixed,
+    fit_exponent,
+    ideal_eta,
+    make_problem,
+    misspecification_curve,
+    predicted_exponent,
+    problem_bound,
+    run_sgd,
+    schedule,
+    schedule_integrals,
+    stepsizes,
+    suffix_bound,
+)
+from theorybook.annealing_robustness.widgets import explore
+
+
+@pytest.fixture(scope="module")
+def logistic():
+    return make_problem("logistic", n=200, d=5, seed=1)
+
+
+@pytest.fixture(scope="module")
+def lad():
+    return make_problem("lad", n=200, d=5, seed=1)
+
+
+# ---------------------------------------------------------------- schedules: known values (one table)
+SCHEDULE_VALUES = [
+    # (name, p, u, T, h(u))
+    ("fixed", None, 0.7, None, 1.0),
+    ("linear", None, 0.25, None, 0.75),
+    ("polynomial", 2, 0.5, None, 0.25),
+    ("polynomial", 3, 0.5, None, 0.125),
+    ("polynomial", 1.5, 0.75, None, 0.125),
+    ("cosine", None, 0.0, None, 1.0),
+    ("cosine", None, 0.5, None, 0.5),
+    ("cosine", None, 1.0, None, 0.0),
+    ("inverse_sqrt", None, 0.0, 100, 1.0),
+    ("inverse_sqrt", None, 0.03, 100, 0.5),  # t = uT + 1 = 4
+]
+
+
+@pytest.mark.parametrize("name,p,u,T,expected", SCHEDULE_VALUES)
+def test_schedule_values(name, p, u, T, expected):
+    assert schedule(name, p)(u, T) == pytest.approx(expected, abs=1e-15)
+
+
+def test_stepsizes_shape_and_first_last():
+    lr = stepsizes(torch.tensor([0.1, 0.2]), "linear", 10)
+    assert lr.shape == (2, 10)
+    assert lr[:, 0].tolist() == pytest.approx([0.1, 0.2])
+    assert lr[1, -1].item() == pytest.approx(0.2 * 0.1)  # h((T−1)/T) = 1/T
+    isq = stepsizes(1.0, "inverse_sqrt", 16)
+    assert isq.tolist() == pytest.approx([1 / math.sqrt(t) for t in range(1, 17)])
+
+
+# ---------------------------------------------------------------- sympy derivations [reconstruction]
+@pytest.mark.parametrize("p", [1, 2, 3, 4])
+def test_balance_exponent_is_one_over_2p_plus_1(p):
+    d = derive_balance(p)
+    assert sp.simplify(d.exponent - sp.Rational(1, 2 * p + 1)) == 0
+    rho = sp.Symbol("rho", positive=True)
+    # the critical point is a minimum and the value matches a direct numeric minimisation over s
+    f = sp.lambdify(sp.Symbol("s", positive=True), d.bound.subs(rho, 50))
+    s_grid = np.linspace(1e-3, 1, 200_001)
+    assert float(d.value.subs(rho, 50)) == pytest.approx(f(s_grid).min(), rel=1e-8)
+
+
+def test_cosine_endpoint_and_fixed():
+    series, lead = derive_cosine_endpoint()
+    assert sp.simplify(lead - sp.pi**2 / 4) == 0
+    bound, dbound, value = derive_fixed()
+    rho = sp.Symbol("rho", positive=True)
+    assert sp.simplify(value - (rho + 1 / rho) / 2) == 0
+    assert sp.limit(rho * sp.diff(value, rho) / value, rho, sp.oo) == 1
+
+
+INTEGRALS = [("fixed", None, 1.0, 1.0), ("polynomial", 2, 1 / 3, 1 / 5), ("polynomial", 3, 1 / 4, 1 / 7),
+             ("cosine", None, 0.5, 0.375)]
+
+
+@pytest.fixture(scope="module")
+def integral_forms():
+    return schedule_integrals()
+
+
+@pytest.mark.parametrize("name,p,i1,i2", INTEGRALS)
+def test_schedule_integrals_match_riemann_sums(name, p, i1, i2, integral_forms):
+    forms = integral_forms
+    e1, e2 = forms[name]
+    if name == "polynomial":
+        sym = {str(x): x for x in e1.free_symbols | e2.free_symbols}["p"]
+        e1, e2 = e1.subs(sym, p), e2.subs(sym, p)
+    assert float(e1) == pytest.approx(i1, rel=1e-12)
+    assert float(e2) == pytest.approx(i2, rel=1e-12)
+    h = schedule(name, p)(torch.linspace(0, 1, 200_001, dtype=torch.float64))
+    assert float(torch.trapezoid(h, dx=1 / 200_000)) == pytest.approx(i1, abs=1e-8)
+    assert float(torch.trapezoid(h * h, dx=1 / 200_000)) == pytest.approx(i2, abs=1e-8)
+
+
+# ---------------------------------------------------------------- the numeric bound
+def test_fixed_bound_is_closed_form():
+    rho = torch.tensor([1.0, 2.0, 10.0, 1000.0], dtype=torch.float64)
+    b = suffix_bound(rho, "fixed", 10_000)
+    assert torch.allclose(b, (rho + 1 / rho) / 2, rtol=1e-12)
+    assert ideal_eta("fixed", 10_000) == pytest.approx(1e-2, rel=1e-12)
+
+
+@pytest.mark.parametrize("name,p", [("fixed", None), ("linear", None), ("polynomial", 2), ("polynomial", 3),
+                                    ("cosine", None), ("inverse_sqrt", None)])
+def test_bound_exponents(name, p):
+    rho = torch.logspace(2, 3, 6, dtype=torch.float64)
+    slope = fit_exponent(rho, suffix_bound(rho, name, 100_000, p=p)).slope
+    assert slope == pytest.approx(predicted_exponent(name, p), abs=0.03)
+
+
+def test_bound_minimum_at_rho_one():
+    for name in ("linear", "cosine"):
+        b = suffix_bound(torch.tensor([1.0, 1.1, 1.5]), name, 5000)
+        assert b[0] <= b[1] <= b[2]
+
+
+# ---------------------------------------------------------------- SGD: batched == single, exact f*
+def test_f_star_is_the_minimum(logistic, lad):
+    for prob in (logistic, lad):
+        g = torch.Generator().manual_seed(0)
+        near = prob.x_star + 1e-3 * torch.randn(50, prob.x_star.numel(), generator=g, dtype=torch.float64)
+        assert float(prob.loss(near).min()) >= prob.f_star - 1e-12
+        assert float(prob.x_star.norm()) < prob.radius
+
+
+@pytest.mark.parametrize("kind", ["logistic", "lad"])
+def test_batched_equals_single(kind, logistic, lad):
+    prob = logistic if kind == "logistic" else lad
+    etas = torch.tensor([0.01, 0.1, 1.0], dtype=torch.float64)
+    both = run_sgd(prob, etas, "cosine", 300, seeds=[3, 7], device="cpu")
+    for i, e in enumerate(etas.tolist()):
+        for j, s in enumerate([3, 7]):
+            one = run_sgd(prob, e, "cosine", 300, seeds=[s], device="cpu")
+            assert torch.allclose(both.x[i, j], one.x[0, 0], rtol=0, atol=1e-13)
+            assert both.final_excess[i, j].item() == pytest.approx(one.final_excess[0, 0].item(), abs=1e-13)
+
+
+def test_sgd_reference_loop(logistic):
+    """A plain-Python projected SGD on one cell reproduces the batched path."""
+    prob, T, eta, seed = logistic, 50, 0.3, 5
+    idx = torch.randint(prob.features.shape[0], (T,), generator=torch.Generator().manual_seed(seed))
+    x = np.zeros(prob.features.shape[1])
+    A, y = prob.features.numpy(), prob.labels.numpy()
+    for t in range(T):
+        a, yi = A[idx[t]], y[idx[t]]
+        g = -yi / (1 + math.exp(yi * a @ x)) * a
+        x = x - eta * (1 - t / T) * g
+        x = x * min(1.0, prob.radius / np.linalg.norm(x))
+    run = run_sgd(prob, eta, "linear", T, seeds=[seed], device="cpu")
+    assert np.allclose(run.x[0, 0].numpy(), x, atol=1e-12)
+
+
+def test_projection_keeps_iterates_in_ball(logistic):
+    run = run_sgd(logistic, torch.tensor([1e3]), "fixed", 100, seeds=4, device="cpu")
+    assert float(run.x.norm(dim=-1).max()) <= logistic.radius * (1 + 1e-12)
+
+
+def test_record_every(logistic):
+    run = run_sgd(logistic, 0.1, "linear", 25, seeds=2, record_every=10, device="cpu")
+    assert run.steps.tolist() == [0, 10, 20, 25]
+    assert torch.allclose(run.excess[-1], run.final_excess)
+    start = logistic.loss(torch.zeros(5, dtype=torch.float64)) - logistic.f_star
+    assert run.excess[0].sub(start).abs().max() < 1e-15
+
+
+def test_misspecification_curve_reads_the_grid(logistic):
+    c = misspecification_curve(logistic, "linear", 200, seeds=4, rho_max=4, per_octave=1, margin_octaves=3)
+    k = int(torch.argmin(c.mean_excess))
+    assert c.eta_star == pytest.approx(float(c.etas[k]))
+    assert c.rho.tolist() == [1.0, 2.0, 4.0]
+    assert c.over.tolist() == c.mean_excess[k:k + 3].tolist()
+    assert c.under.tolist() == c.mean_excess[k - 2:k + 1].flip(0).tolist()
+    assert torch.all(c.worst >= torch.maximum(c.over, c.under))
+    assert c.over[0] == c.under[0] == c.worst[0] == c.mean_excess.min()
+
+
+def test_problem_bound_fixed_closed_form(logistic):
+    """Fixed h, restart at τ = 1: (D² + η²G²T)/(2ηT) in the problem's units."""
+    D, G, T = logistic.diameter, logistic.lipschitz, 400
+    eta = torch.tensor([0.01, 0.1], dtype=torch.float64)
+    expected = (D**2 + eta**2 * G**2 * T) / (2 * eta * T)
+    assert torch.allclose(problem_bound(logistic, eta, "fixed", T), expected, rtol=1e-12)
+    with pytest.raises(ValueError, match="Invalid eta"):
+        problem_bound(logistic, 0.0, "fixed", T)
+
+
+# ---------------------------------------------------------------- validation (ValueError names the parameter)
+BAD = [
+    (lambda: schedule("step"), "schedule"),
+    (lambda: schedule("polynomial"), "p"),
+    (lambda: schedule("polynomial", 0.5), "p"),
+    (lambda: stepsizes(0.1, "fixed", 0), "T"),
+    (lambda: stepsizes(-0.1, "fixed", 10), "eta"),
+    (lambda: suffix_bound(0.5, "fixed", 100), "rho"),
+    (lambda: suffix_bound(2.0, "fixed", 0), "T"),
+    (lambda: suffix_bound(2.0, "cosine", 100, eta_star=0.0), "eta_star"),
+    (lambda: ideal_eta("linear", 1.5), "T"),
+    (lambda: fit_exponent([0.5, 1, 2], [1, 2, 3]), "rhos"),
+    (lambda: fit_exponent([1, 2, 4], [1, -2, 3]), "values"),
+    (lambda: fit_exponent([1, 2, 4, 8], [1, 2, 3]), "values"),
+    (lambda: fit_exponent([1, 2, 4], [1, 2, 3], rho_min=3), "rho_min"),
+    (lambda: make_problem("hinge"), "kind"),
+    (lambda: make_problem("logistic", radius_factor=1.0), "radius_factor"),
+    (lambda: schedule("inverse_sqrt")(0.5), "T"),
+]
+
+
+@pytest.mark.parametrize("call,name", BAD)
+def test_bad_input_raises(call, name):
+    with pytest.raises(ValueError, match=f"Invalid {name}"):
+        call()
+
+
+def test_run_sgd_validation(logistic):
+    for kwargs, name in [(dict(eta=0.0), "eta"), (dict(T=0), "T"), (dict(seeds=[]), "seeds"),
+                         (dict(seeds=[-1]), "seeds"), (dict(sched="warmup"), "schedule")]:
+        args = dict(problem=logistic, eta=0.1, sched="linear", T=5, seeds=1) | kwargs
+        with pytest.raises(ValueError, match=f"Invalid {name}"):
+            run_sgd(args["problem"], args["eta"], args["sched"], args["T"], args["seeds"])
+    with pytest.raises(ValueError, match="Invalid problem"):
+        run_sgd("logistic", 0.1, "linear", 5)
+    with pytest.raises(ValueError, match="Invalid rho_max"):
+        misspecification_curve(logistic, "linear", 10, rho_max=1.5)
+
+
+@settings(max_examples=25, deadline=None)
+@given(rho=st.floats(1.0, 1e4), p=st.floats(1.0, 6.0))
+def test_bound_never_below_tuned(rho, p):
+    """Property: over-estimating never beats the bound's own ideal stepsize, and values are finite."""
+    b = suffix_bound(torch.tensor([1.0, rho], dtype=torch.float64), "polynomial", 500, p=p)
+    assert torch.isfinite(b).all() and b[1] >= b[0] * (1 - 1e-12)
+
+
+@settings(max_examples=25, deadline=None)
+@given(rho=st.floats(-10.0, 1.0, exclude_max=True))
+def test_bad_rho_property(rho):
+    with pytest.raises(ValueError, match="Invalid rho"):
+        suffix_bound(rho, "linear", 100)
+
+
+# ---------------------------------------------------------------- widget compute at extreme slider values
+EXTREMES = [(name, p, rho, T) for name in ("fixed", "inverse_sqrt", "polynomial", "cosine")
+            for p in (1.0, 4.0) for rho in (1.0, 1000.0) for T in (100, 1000)
+            if not (name != "polynomial" and p == 4.0)]
+
+
+@pytest.mark.parametrize("name,p,rho,T", EXTREMES[::2] + EXTREMES[-1:])
+def test_widget_extremes_never_raise(name, p, rho, T):
+    ex = explore(name, p, rho, T)
+    assert not ex.diverged
+    assert np.isfinite(ex.bound).all() and ex.rho == rho
+    assert ex.label
