@@ -1,0 +1,74 @@
+"""SAM turns saddles into attractors (Kim, Park, Choi, Lee, ICML 2026, arXiv 2301.06308).
+
+Public API (all validate their arguments and raise ``ValueError`` naming parameter, value and valid range):
+
+``simulate_sam(grad_fn, w0, lr, rho, steps, *, normalized=True, momentum=0.0, noise=None, seed=None)``
+    SAM / SGD-with-momentum on any batched gradient, every cell of broadcast(w0, ρ, η, γ, σ) in one tensor
+    program; returns a :class:`SAMTrajectory` (w, perturbed points w^p, ascent/descent cosine).
+``escape_steps(...)`` — first step leaving a ball around the saddle (via :func:`theorybook.sweep.run_sweep`).
+``attractor_threshold(lambda_min)`` — Theorem 1: ρ* = −1/λ₁.
+``sam_variance(t, lam, rho, lr, batch, drift="linear"|"full")`` — Theorem 2's σ²(t).
+``beale``, ``beale_grad``, ``saddle_quadratic`` (+ ``saddle_quadratic_grad``) — the test functions.
+Sympy derivations: :mod:`theorybook.sam_saddle.theory` (``derive_*``, ``beale_critical_points``).
+Widget: :func:`theorybook.sam_saddle.widgets.explorer`.
+"""
+
+from .dynamics import (
+    BEALE_MINIMUM,
+    BEALE_SADDLE,
+    NORM_EPS,
+    MSDResult,
+    SAMState,
+    SAMTrajectory,
+    beale,
+    beale_grad,
+    escape_steps,
+    monte_carlo_msd,
+    saddle_quadratic,
+    saddle_quadratic_grad,
+    sam_update,
+    simulate_sam,
+)
+from .theory import (
+    attractor_threshold,
+    beale_critical_points,
+    corollary1_gap,
+    derive_corollary1,
+    derive_linearised_map,
+    derive_ou_variance,
+    derive_theorem3_reduction,
+    discrete_variance,
+    drift_rate,
+    escape_step_prediction,
+    growth_factor,
+    sam_variance,
+)
+
+__all__ = [
+    "BEALE_MINIMUM",
+    "BEALE_SADDLE",
+    "NORM_EPS",
+    "SAMState",
+    "SAMTrajectory",
+    "attractor_threshold",
+    "beale",
+    "beale_critical_points",
+    "beale_grad",
+    "corollary1_gap",
+    "derive_corollary1",
+    "derive_linearised_map",
+    "derive_ou_variance",
+    "derive_theorem3_reduction",
+    "discrete_variance",
+    "drift_rate",
+    "escape_step_prediction",
+    "escape_steps",
+    "MSDResult",
+    "monte_carlo_msd",
+    "growth_factor",
+    "saddle_quadratic",
+    "saddle_quadratic_grad",
+    "sam_update",
+    "sam_variance",
+    "simulate_sam",
+]

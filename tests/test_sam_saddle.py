@@ -1,0 +1,262 @@
+"""SAM at saddles (Kim et al. 2026): closed forms vs numerics, reference numbers, validation, batching, widget."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import sympy as sp
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from theorybook.sam_saddle import (
+    BEALE_SADDLE,
+    attractor_threshold,
+    beale,
+    beale_grad,
+    corollary1_gap,
+    discrete_variance,
+    escape_step_prediction,
+    escape_steps,
+    growth_factor,
+    monte_carlo_msd,
+    saddle_quadratic,
+    saddle_quadratic_grad,
+    sam_update,
+    sam_variance,
+    simulate_sam,
+    theory,
+)
+from theorybook.sam_saddle.dynamics import SAMState
+from theorybook.sam_saddle.widgets import explore_compute
+
+f64 = torch.float64
+QUAD = saddle_quadratic_grad((2.0, -2.0))
+
+# ---------------------------------------------------------------- known answers (one table)
+KNOWN = [
+    # (function, args, kwargs, expected, rel tol)
+    (attractor_threshold, (-2.0,), {}, 0.5, 0.0),
+    (attractor_threshold, (-27.75,), {}, 4 / 111, 1e-15),
+    (growth_factor, (-2.0, 0.5, 0.01), {}, 1.0, 0.0),  # exactly at the threshold: neutral
+    (growth_factor, (-2.0, 0.0, 0.01), {}, 1.02, 1e-15),
+    (growth_factor, (-2.0, 1.0, 0.01), {}, 0.98, 1e-15),
+    (growth_factor, (-2.0, 1.0, 0.01), {"drift": "full"}, 1 + 0.02, 1e-15),  # (1 − 2)² = 1
+    (sam_variance, (1e9, 2.0, 0.0, 0.1, 4.0), {}, 0.1 * 2 / (2 * 4 * 2), 1e-12),  # stationary η|λ|/(2Ba)
+    (sam_variance, (0.5, -1.0, 1.0, 0.1, 2.0), {}, 0.1 * 1 / 2 * 0.5, 1e-15),  # a = 0: D t
+    (corollary1_gap, (0.1, -2.0, 0.3, 0.01, 8.0), {}, 2 * 0.01 * 0.01 * 8 * 0.3 / 8, 1e-12),
+    (corollary1_gap, (0.1, -2.0, 0.3, 0.01, 8.0), {"drift": "linear"}, 0.01 * 0.01 * 8 * 0.3 / 8, 1e-12),
+]
+
+
+@pytest.mark.parametrize("fn, args, kwargs, expected, rtol", KNOWN)
+def test_known_values(fn, args, kwargs, expected, rtol):
+    assert float(fn(*args, **kwargs)) == pytest.approx(expected, rel=rtol, abs=1e-300)
+
+
+def test_beale_reference_numbers():
+    w = torch.tensor([[3.0, 0.5], [0.0, 1.0], [1.0, 2.0]], dtype=f64)
+    f = beale(w)
+    assert f[0] == 0.0 and f[1] == 909 / 64
+    assert f[2] == pytest.approx((1.5 - 1 + 2) ** 2 + (2.25 - 1 + 4) ** 2 + (2.625 - 1 + 8) ** 2, rel=1e-15)
+    assert torch.equal(beale_grad(w[:2]), torch.zeros(2, 2, dtype=f64))
+
+
+def test_beale_grad_matches_autograd():
+    w = (torch.randn(7, 3, 2, dtype=f64, generator=torch.Generator().manual_seed(0)) * 1.5).requires_grad_()
+    (g,) = torch.autograd.grad(beale(w).sum(), w)
+    torch.testing.assert_close(beale_grad(w.detach()), g, rtol=1e-12, atol=1e-10)
+
+
+def test_beale_critical_points():
+    crit = theory.beale_critical_points()
+    kinds = sorted(c.kind for c in crit)
+    assert kinds == ["minimum", "saddle", "saddle"]
+    saddle = next(c for c in crit if abs(c.x) < 1e-12)
+    assert saddle.y == pytest.approx(1.0) and saddle.eigenvalues == pytest.approx((-27.75, 27.75), rel=1e-12)
+    minimum = next(c for c in crit if c.kind == "minimum")
+    assert (minimum.x, minimum.y) == pytest.approx((3.0, 0.5)) and minimum.eigenvalues[0] == pytest.approx(
+        0.30146, rel=1e-4)
+
+
+def test_derivations():
+    lin = theory.derive_linearised_map()
+    lam, rho, eta = sp.symbols("lambda rho eta", real=True)
+    assert sp.simplify(lin.factor_linear - (1 - eta * lam * (1 + rho * lam))) == 0
+    assert sp.simplify(lin.threshold + 1 / lam) == 0 and lin.attracts_above
+    assert theory.derive_ou_variance().matches_theorem2_full
+    full, linear = theory.derive_corollary1("full"), theory.derive_corollary1("linear")
+    assert sp.expand(full.ratio - (2 + full.rho * full.lam)) == 0 and linear.ratio == 1
+    assert theory.derive_theorem3_reduction()
+
+
+# ---------------------------------------------------------------- dynamics vs closed forms
+@pytest.mark.parametrize("rho", [0.0, 0.3, 0.49, 0.51, 0.7])
+def test_unnormalised_quadratic_is_the_linear_map(rho):
+    tr = simulate_sam(QUAD, torch.tensor([-3.0, -0.01], dtype=f64), 0.01, rho, 50, normalized=False)
+    k = torch.arange(51, dtype=f64)
+    ly, lx = growth_factor(-2.0, rho, 0.01), growth_factor(2.0, rho, 0.01)
+    torch.testing.assert_close(tr.w[:, 1], -0.01 * ly**k, rtol=1e-12, atol=0)
+    torch.testing.assert_close(tr.w[:, 0], -3.0 * lx**k, rtol=1e-12, atol=0)
+
+
+def test_normalised_demo_reference():
+    tr = simulate_sam(QUAD, torch.tensor([-3.0, -0.01], dtype=f64), 0.01, torch.tensor([0.0, 0.5]), 500)
+    assert float(tr.final[0, 1]) == pytest.approx(-0.01 * 1.02**500, rel=1e-12)
+    assert float(tr.final[1].norm()) < 1e-2  # captured (digest: (−5.1e−3, −6.7e−11))
+    assert float(tr.final[1, 0]) == pytest.approx(-5.05e-3, rel=1e-2)
+
+
+def test_beale_capture_short_run():
+    tr = simulate_sam(beale_grad, torch.tensor([1.0, 2.0], dtype=f64), 1.25e-5,
+                      torch.tensor([0.0, 0.5, 1.0], dtype=f64), 3000, every=100)
+    d = tr.distance(BEALE_SADDLE)[-1]
+    assert float(d[1:].max()) < 1e-3 and float(d[0]) > 0.5
+
+
+def test_batched_equals_single():
+    w0 = torch.tensor([[-3.0, -0.01], [1.0, 0.5]], dtype=f64).reshape(2, 1, 2)
+    rhos = torch.tensor([0.0, 0.4, 0.8], dtype=f64)
+    mom = torch.tensor([0.0, 0.5, 0.9], dtype=f64)
+    batch = simulate_sam(QUAD, w0, 0.02, rhos, 40, momentum=mom)
+    assert batch.w.shape == (41, 2, 3, 2)
+    for i in range(2):
+        for j in range(3):
+            one = simulate_sam(QUAD, w0[i, 0], 0.02, float(rhos[j]), 40, momentum=float(mom[j]))
+            torch.testing.assert_close(batch.w[:, i, j], one.w, rtol=0, atol=0)
+            torch.testing.assert_close(batch.cos[:, i, j], one.cos, rtol=0, atol=0)
+
+
+def test_momentum_matches_heavy_ball_reference():
+    """Heavy ball in torch.optim.SGD's convention (b ← γb + g, w ← w − ηb), plain-float SAM reference."""
+    gamma, lr, rho = 0.9, 1e-3, 0.05
+    ours = simulate_sam(beale_grad, torch.tensor([0.7, -0.2], dtype=f64), lr, rho, 20, momentum=gamma)
+    w, b = [0.7, -0.2], [0.0, 0.0]
+    for t in range(20):
+        g = beale_grad(torch.tensor(w, dtype=f64)).tolist()
+        n = math.hypot(*g) + 1e-16
+        gp = beale_grad(torch.tensor([w[0] + rho * g[0] / n, w[1] + rho * g[1] / n], dtype=f64)).tolist()
+        b = [gamma * b[i] + gp[i] for i in range(2)]
+        w = [w[i] - lr * b[i] for i in range(2)]
+        torch.testing.assert_close(ours.w[t + 1], torch.tensor(w, dtype=f64), rtol=1e-13, atol=1e-13)
+
+
+def test_sam_update_normalised_at_exact_saddle_is_defined():
+    w = torch.zeros(1, 2, dtype=f64)
+    s = sam_update(SAMState(w, w, w, torch.ones(1, dtype=f64)), QUAD, 0.1, 0.5, None, normalized=True)
+    assert torch.equal(s.w, w) and bool(torch.isfinite(s.cos).all())
+
+
+def test_seeded_noise_is_deterministic_and_shared():
+    w0 = torch.zeros(4, 1, 2, dtype=f64)
+    a = simulate_sam(QUAD, w0, 0.01, torch.tensor([0.0, 0.3]), 30, normalized=False, noise=0.5, seed=3)
+    b = simulate_sam(QUAD, w0, 0.01, torch.tensor([0.0, 0.3]), 30, normalized=False, noise=0.5, seed=3)
+    assert torch.equal(a.w, b.w)
+    assert not torch.equal(a.w[:, 0], a.w[:, 1])  # paths differ
+    # common random numbers: the first step is −η σ ξ₀ for every ρ (w₀ = 0)
+    torch.testing.assert_close(a.w[1, :, 0], a.w[1, :, 1], rtol=0, atol=0)
+
+
+def test_monte_carlo_variance_matches_linear_drift():
+    mc = monte_carlo_msd((1.0, -1.0), [0.0, 0.5], 0.01, [1.0], 100, 600, seed=2, every=100)
+    for i, rho in enumerate((0.0, 0.5)):
+        for j, lam in enumerate((1.0, -1.0)):
+            pred = float(sam_variance(1.0, lam, rho, 0.01, 1.0))
+            z = (float(mc.msd[-1, i, 0, j]) - pred) / float(mc.se[-1, i, 0, j])
+            assert abs(z) < 4.0, (rho, lam, z)
+
+
+def test_discrete_variance_approaches_sde():
+    for lr in (1e-2, 1e-3):
+        k = round(1.0 / lr)
+        rel = float(discrete_variance(k, -1.0, 0.5, lr, 1.0) / sam_variance(1.0, -1.0, 0.5, lr, 1.0)) - 1
+        assert abs(rel) < 2 * lr
+
+
+def test_escape_steps_and_prediction():
+    g = saddle_quadratic_grad((1.0, -1.0))
+    k = escape_steps(g, torch.zeros(128, 1, 2, dtype=f64), 0.02, 0.5, 1000, 1.0,
+                     momentum=torch.tensor([0.0, 0.5], dtype=f64), noise=1.0, seed=0)
+    assert bool((k > 0).all())
+    med = k.to(f64).median(0).values
+    pred = escape_step_prediction(-1.0, 0.5, 0.02, 1.0, torch.tensor([0.0, 0.5], dtype=f64), 1.0, 1000)
+    assert float(med[1]) < float(med[0])
+    assert torch.allclose(med, pred, rtol=0.1)
+    # past the threshold the saddle attracts: no exponential escape is predicted
+    assert math.isinf(float(escape_step_prediction(-1.0, 1.5, 0.02, 1.0, 0.0, 1.0, 500)))
+
+
+def test_saddle_quadratic_values():
+    w = torch.tensor([[1.0, 2.0], [3.0, 0.0]], dtype=f64)
+    torch.testing.assert_close(saddle_quadratic(w), torch.tensor([-3.0, 9.0], dtype=f64))
+    torch.testing.assert_close(QUAD(w), torch.tensor([[2.0, -4.0], [6.0, 0.0]], dtype=f64))
+
+
+# ---------------------------------------------------------------- validation
+BAD = [
+    (lambda: simulate_sam(QUAD, [1.0, 1.0], 0.1, -0.1, 5), "rho"),
+    (lambda: simulate_sam(QUAD, [1.0, 1.0], 0.0, 0.1, 5), "lr"),
+    (lambda: simulate_sam(QUAD, [1.0, 1.0], 0.1, 0.1, 5, momentum=1.0), "momentum"),
+    (lambda: simulate_sam(QUAD, [1.0, 1.0], 0.1, 0.1, -1), "steps"),
+    (lambda: simulate_sam(QUAD, [1.0, 1.0], 0.1, 0.1, 5, every=2), "every"),
+    (lambda: simulate_sam(QUAD, [1.0, 1.0], 0.1, 0.1, 5, noise=-1.0), "noise"),
+    (lambda: simulate_sam(QUAD, [1.0, 1.0], 0.1, 0.1, 5, seed=-2), "seed"),
+    (lambda: simulate_sam("grad", [1.0, 1.0], 0.1, 0.1, 5), "grad_fn"),
+    (lambda: simulate_sam(QUAD, [[1.0, 1.0]] * 3, 0.1, [0.1, 0.2], 5), "shapes"),
+    (lambda: attractor_threshold(0.0), "lambda_min"),
+    (lambda: attractor_threshold(2.0), "lambda_min"),
+    (lambda: sam_variance(1.0, -1.0, -0.5, 0.1, 1), "rho"),
+    (lambda: sam_variance(1.0, -1.0, 0.5, 0.0, 1), "lr"),
+    (lambda: sam_variance(1.0, -1.0, 0.5, 0.1, 0), "batch"),
+    (lambda: sam_variance(-1.0, -1.0, 0.5, 0.1, 1), "t"),
+    (lambda: sam_variance(1.0, -1.0, 0.5, 0.1, 1, drift="square"), "drift"),
+    (lambda: beale(torch.zeros(3)), "w"),
+    (lambda: saddle_quadratic(torch.zeros(2, 3)), "lam"),
+    (lambda: escape_steps(QUAD, [0.0, 0.0], 0.1, 0.1, 5, 0.0), "radius"),
+]
+
+
+@pytest.mark.parametrize("call, name", BAD)
+def test_bad_arguments_raise(call, name):
+    with pytest.raises(ValueError, match=f"Invalid {name}"):
+        call()
+
+
+@settings(max_examples=25, deadline=None)
+@given(lam=st.floats(-1e3, -1e-3), rho=st.floats(0, 10))
+def test_threshold_separates_escape_and_capture(lam, rho):
+    """The escape-direction drift λ(1+ρλ) is negative (escape) iff ρ < −1/λ."""
+    a = float(theory.drift_rate(lam, rho))
+    rs = attractor_threshold(lam)
+    if abs(rho - rs) > 1e-9 * max(1.0, rs):
+        assert (a < 0) == (rho < rs)
+
+
+@settings(max_examples=25, deadline=None)
+@given(t=st.floats(0, 50), lam=st.floats(-5, 5), rho=st.floats(0, 3), b=st.integers(1, 512))
+def test_variance_is_finite_and_nonnegative(t, lam, rho, b):
+    v = float(sam_variance(t, lam, rho, 0.01, b))
+    assert math.isfinite(v) or (lam * (1 + rho * lam) < 0 and t > 0)
+    assert not v < 0
+
+
+# ---------------------------------------------------------------- widget
+@pytest.mark.parametrize("kw", [
+    {},
+    {"rho": 0.0, "lr": 1.0, "normalized": False, "momentum": 0.95, "x0": 4.0, "y0": 1.0},
+    {"rho": 2.0, "lr": 1.0, "normalized": False, "momentum": 0.95, "x0": -4.0, "y0": -1.0},
+    {"rho": 2.0, "lr": 1e-3, "normalized": True, "momentum": 0.0, "x0": 0.0, "y0": 0.0},
+    {"rho": 0.0, "lr": 1e-3, "normalized": True, "momentum": 0.0, "x0": 0.0, "y0": 0.0},
+    {"rho": 0.6, "lr": 0.01, "normalized": False},
+])
+def test_widget_compute_never_raises(kw):
+    res = explore_compute(**kw)
+    assert isinstance(res.status, str) and res.path.ndim == 2 and np.isfinite(res.path).all()
+
+
+def test_widget_default_is_captured_and_extreme_diverges():
+    assert explore_compute().status.startswith("captured")
+    assert explore_compute(rho=0.0, lr=1.0, normalized=False, momentum=0.95, x0=4.0, y0=1.0).status.startswith(
+        "diverged")
