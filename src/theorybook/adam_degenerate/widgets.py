@@ -11,6 +11,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..plotting import COLORS, figure, label_axes, theory_line
+from ..widgets import live_panel
 from .dynamics import adam_reference
 from .theory import existence_boundary, linear_rate, regime, signgd_loss_level, stability_boundary
 
@@ -82,32 +83,14 @@ def render(k: int = 4, beta1: float = 0.9, beta2: float = 0.93, lr: float = 1e-3
 
 
 def explorer():
-    """The ipywidgets panel: sliders for k, β₁, β₂, log₁₀ η, steps; output = figure + regime label."""
+    """The ipywidgets panel: k, β₁, β₂, log₁₀ η, steps → figure + regime label."""
     import ipywidgets as w
-    import matplotlib.pyplot as plt
-    from IPython.display import display
 
-    k = w.Dropdown(options=[2, 4, 6, 8, 10], value=4, description="k")
-    b1 = w.FloatSlider(value=0.9, min=0.0, max=0.99, step=0.005, description="β₁", readout_format=".3f")
-    b2 = w.FloatSlider(value=0.93, min=0.0, max=0.999, step=0.001, description="β₂", readout_format=".3f")
-    lr = w.FloatLogSlider(value=1e-3, base=10, min=-5, max=0, step=0.25, description="η")
-    steps = w.IntSlider(value=10_000, min=500, max=30_000, step=500, description="steps")
-    label = w.HTML()
-    out = w.Output()
-
-    def update(*_):
-        with out:
-            out.clear_output(wait=True)
-            try:
-                fig, s = render(k.value, b1.value, b2.value, lr.value, steps.value)
-            except ValueError as err:  # cannot happen inside the sliders' ranges; shown, never raised
-                label.value = f"<b>invalid setting:</b> {err}"
-                return
-            label.value = f"<b>{s.label}</b>"
-            display(fig)
-            plt.close(fig)
-
-    for c in (k, b1, b2, lr, steps):
-        c.observe(update, names="value")
-    update()
-    return w.VBox([w.HBox([k, steps]), w.HBox([b1, b2, lr]), label, out])
+    controls = {
+        "k": w.Dropdown(options=[2, 4, 6, 8, 10], value=4, description="k"),
+        "beta1": w.FloatSlider(value=0.9, min=0.0, max=0.99, step=0.005, description="β₁", readout_format=".3f"),
+        "beta2": w.FloatSlider(value=0.93, min=0.0, max=0.999, step=0.001, description="β₂", readout_format=".3f"),
+        "lr": w.FloatLogSlider(value=1e-3, base=10, min=-5, max=0, step=0.25, description="η"),
+        "steps": w.IntSlider(value=10_000, min=500, max=30_000, step=500, description="steps"),
+    }
+    return live_panel(controls, render, rows=[["k", "steps"], ["beta1", "beta2", "lr"]])

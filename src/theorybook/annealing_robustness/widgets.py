@@ -16,6 +16,7 @@ import numpy as np
 import torch
 
 from ..plotting import COLORS, figure, label_axes
+from ..widgets import live_panel
 from .dynamics import Problem, make_problem, run_sgd
 from .theory import ideal_eta, schedule, suffix_bound
 
@@ -86,27 +87,11 @@ def render(name: str = "polynomial", p: float = 1.0, rho: float = 8.0, T: int = 
 def explorer():
     """The ipywidgets panel: schedule, p, log₁₀ ρ, T → loss curves and the bound-vs-ρ curve."""
     import ipywidgets as w
-    import matplotlib.pyplot as plt
 
-    name = w.Dropdown(options=list(SCHEDULE_CHOICES), value="polynomial", description="schedule")
-    p = w.FloatSlider(value=1.0, min=1.0, max=4.0, step=0.5, description="p (poly)")
-    rho = w.FloatLogSlider(value=8.0, base=10, min=0, max=3, step=0.125, description="ρ")
-    T = w.IntSlider(value=500, min=100, max=1000, step=100, description="T")
-    label = w.HTML()
-    out = w.Output()
-
-    def update(*_):
-        with out:
-            out.clear_output(wait=True)
-            try:
-                fig, ex = render(name.value, p.value, rho.value, T.value)
-            except (ValueError, RuntimeError) as err:  # not reachable inside the ranges; shown, never raised
-                label.value = f"<b>invalid setting:</b> {err}"
-                return
-            label.value = f"<b>{ex.label}</b>"
-            plt.show(fig)
-
-    for c in (name, p, rho, T):
-        c.observe(update, names="value")
-    update()
-    return w.VBox([w.HBox([name, p]), w.HBox([rho, T]), label, out])
+    controls = {
+        "name": w.Dropdown(options=list(SCHEDULE_CHOICES), value="polynomial", description="schedule"),
+        "p": w.FloatSlider(value=1.0, min=1.0, max=4.0, step=0.5, description="p (poly)"),
+        "rho": w.FloatLogSlider(value=8.0, base=10, min=0, max=3, step=0.125, description="ρ"),
+        "T": w.IntSlider(value=500, min=100, max=1000, step=100, description="T"),
+    }
+    return live_panel(controls, render, rows=[["name", "p"], ["rho", "T"]])

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..plotting import COLORS, figure, label_axes
 from ..validate import in_range, integer
+from ..widgets import live_panel
 from .experiment import population, tradeoff
 from .theory import drift_bound, thm313_bound
 
@@ -86,31 +87,13 @@ def render(share: float = 0.1, n: int = 20_000, p: float = 2.0, delta: float = 0
 def explorer():
     """The ipywidgets panel; each update recomputes :func:`panel` and redraws."""
     import ipywidgets as w
-    import matplotlib.pyplot as plt
-    from IPython.display import display
 
-    share = w.FloatSlider(value=0.1, min=0.01, max=0.5, step=0.01, description="share ξ")
-    n = w.IntSlider(value=20_000, min=1_000, max=_N_POP, step=1_000, description="n")
-    p = w.FloatSlider(value=2.0, min=1.0, max=4.0, step=0.5, description="p")
-    delta = w.FloatLogSlider(value=0.05, base=10, min=-4, max=-0.1, step=0.1, description="δ")
-    rounds = w.IntSlider(value=1, min=1, max=30, description="rounds T")
-    rho = w.FloatSlider(value=1.0, min=0.5, max=3.0, step=0.05, description="ε(1+L_a)")
-    label = w.HTML()
-    out = w.Output()
-
-    def update(*_):
-        with out:
-            out.clear_output(wait=True)
-            try:
-                fig, res = render(share.value, n.value, p.value, delta.value, rounds.value, rho.value)
-            except ValueError as err:  # outside the sliders' ranges only; shown, never raised
-                label.value = f"<b>invalid setting:</b> {err}"
-                return
-            label.value = f"<b>{res.label}</b>"
-            display(fig)
-            plt.close(fig)
-
-    for c in (share, n, p, delta, rounds, rho):
-        c.observe(update, names="value")
-    update()
-    return w.VBox([w.HBox([share, n, p]), w.HBox([delta, rounds, rho]), label, out])
+    controls = {
+        "share": w.FloatSlider(value=0.1, min=0.01, max=0.5, step=0.01, description="share ξ"),
+        "n": w.IntSlider(value=20_000, min=1_000, max=_N_POP, step=1_000, description="n"),
+        "p": w.FloatSlider(value=2.0, min=1.0, max=4.0, step=0.5, description="p"),
+        "delta": w.FloatLogSlider(value=0.05, base=10, min=-4, max=-0.1, step=0.1, description="δ"),
+        "rounds": w.IntSlider(value=1, min=1, max=30, description="rounds T"),
+        "rho": w.FloatSlider(value=1.0, min=0.5, max=3.0, step=0.05, description="ε(1+L_a)"),
+    }
+    return live_panel(controls, render, rows=[["share", "n", "p"], ["delta", "rounds", "rho"]])

@@ -11,10 +11,12 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
+from ..plotting import figure, label_axes
+from ..widgets import live_panel
 from .dynamics import saddle_quadratic_grad, simulate_sam
 from .theory import attractor_threshold
 
-__all__ = ["ExploreResult", "explore_compute", "explorer"]
+__all__ = ["ExploreResult", "explore_compute", "explorer", "render"]
 
 _LAM = (2.0, -2.0)
 
@@ -49,14 +51,31 @@ def explore_compute(rho: float = 0.5, lr: float = 0.01, normalized: bool = True,
     return ExploreResult(path[finite], np.where(finite, dist, np.nan), status)
 
 
+_GRID = np.meshgrid(np.linspace(-4, 4, 81), np.linspace(-4, 4, 81))
+
+
+def render(rho: float = 0.5, lr: float = 0.01, normalized: bool = True, momentum: float = 0.0,
+           x0: float = -3.0, y0: float = -0.01):
+    """Draw the panel's figure (contours + trajectory, distance to the saddle); returns ``(fig, result)``."""
+    res = explore_compute(rho=rho, lr=lr, normalized=normalized, momentum=momentum, x0=x0, y0=y0)
+    gx, gy = _GRID
+    fig, ax = figure(2, width=4.0, height=3.4)
+    ax[0].contour(gx, gy, gx**2 - gy**2, levels=21, cmap="coolwarm", linewidths=0.7)
+    ax[0].plot(res.path[:, 0], res.path[:, 1], ".-", ms=2, lw=0.8)
+    ax[0].plot([0], [0], "k*", ms=10, label="saddle d")
+    ax[0].set_xlim(-4, 4)
+    ax[0].set_ylim(-4, 4)
+    label_axes(ax[0], "x", "y", "trajectory on x² − y²")
+    ax[1].semilogy(res.distance)
+    label_axes(ax[1], "step t", "‖w_t − d‖", "distance to the saddle", legend=False)
+    return fig, res
+
+
 def explorer():
     """ipywidgets panel: ρ, lr, normalised on/off, momentum, start point → contours + distance vs step."""
     import ipywidgets as W
-    import matplotlib.pyplot as plt
 
-    from ..plotting import figure, label_axes
-
-    sl = {
+    controls = {
         "rho": W.FloatSlider(value=0.5, min=0.0, max=2.0, step=0.05, description="ρ"),
         "lr": W.FloatLogSlider(value=0.01, base=10, min=-3, max=0, description="lr η"),
         "normalized": W.Checkbox(value=True, description="normalised ascent"),
@@ -64,28 +83,4 @@ def explorer():
         "x0": W.FloatSlider(value=-3.0, min=-4.0, max=4.0, step=0.1, description="x₀"),
         "y0": W.FloatSlider(value=-0.01, min=-1.0, max=1.0, step=0.01, description="y₀"),
     }
-    out = W.Output()
-    gx, gy = np.meshgrid(np.linspace(-4, 4, 81), np.linspace(-4, 4, 81))
-
-    def redraw(_=None):
-        res = explore_compute(**{k: s.value for k, s in sl.items()})
-        with out:
-            out.clear_output(wait=True)
-            fig, ax = figure(2, width=4.0, height=3.4)
-            ax[0].contour(gx, gy, gx**2 - gy**2, levels=21, cmap="coolwarm", linewidths=0.7)
-            ax[0].plot(res.path[:, 0], res.path[:, 1], ".-", ms=2, lw=0.8)
-            ax[0].plot([0], [0], "k*", ms=10, label="saddle d")
-            ax[0].set_xlim(-4, 4)
-            ax[0].set_ylim(-4, 4)
-            label_axes(ax[0], "x", "y", "trajectory on x² − y²")
-            ax[1].semilogy(res.distance)
-            label_axes(ax[1], "step t", "‖w_t − d‖", "distance to the saddle", legend=False)
-            fig.suptitle(res.status, fontsize=9)
-            plt.show()
-
-    for s in sl.values():
-        s.observe(redraw, names="value")
-    redraw()
-    panel = W.VBox([W.HBox([sl["rho"], sl["lr"], sl["normalized"]]),
-                    W.HBox([sl["momentum"], sl["x0"], sl["y0"]]), out])
-    return panel
+    return live_panel(controls, render, rows=[["rho", "lr", "normalized"], ["momentum", "x0", "y0"]])

@@ -1,0 +1,95 @@
+"""Play: method, learning rate, number of matrices and size → optimality gap and feasibility curves."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from .. import validate
+from ..plotting import figure, label_axes
+from .dynamics import METHODS, Trace, procrustes_problem, run_method
+
+__all__ = ["explore", "explorer", "plot_runs", "LR_RANGE", "B_RANGE", "P_RANGE"]
+
+LR_RANGE = (1e-3, 10.0)
+B_RANGE = (1, 24)
+P_RANGE = (2, 24)
+
+
+def explore(method: str = "pogo-sgd", lr: float = 0.3, b: int = 16, p: int = 16, *, steps: int = 50,
+            seed: int = 0) -> Trace:
+    """The widget's pure compute: ``steps`` steps of ``method`` on ``b`` float32 Procrustes problems of size
+    ``p × p``; never raises on a diverging run (the :class:`Trace` says ``diverged``)."""
+    validate.one_of("method", method, METHODS)
+    validate.in_range("lr", lr, LR_RANGE[0], LR_RANGE[1], high_open=False)
+    validate.integer("b", b, B_RANGE[0])
+    validate.integer("p", p, P_RANGE[0])
+    validate.integer("steps", steps, 1)
+    problem = procrustes_problem(b, p, seed, dtype=torch.float32, device="cpu")
+    try:
+        return run_method(problem, method, lr, steps, record_every=1)
+    except (RuntimeError, ValueError, ArithmeticError) as err:  # e.g. a retraction failing on NaN input
+        del err
+        return Trace(method, [0], [0.0], [1.0], [0.0], diverged=True)
+
+
+def _draw(trace: Trace, ax_gap, ax_inf) -> None:
+    gap = [max(g, 1e-12) if math.isfinite(g) else math.nan for g in trace.gap]
+    inf = [max(v, 1e-12) if math.isfinite(v) else math.nan for v in trace.infeas]
+    ax_gap.semilogy(trace.step, gap, color="C0")
+    ax_inf.semilogy(trace.step, inf, color="C3")
+    state = "diverged" if trace.diverged else f"final gap {trace.gap[-1]:.1e}"
+    label_axes(ax_gap, "step", "relative optimality gap", f"{trace.method}: {state}")
+    label_axes(ax_inf, "step", "max ‖XXᵀ − I‖_F", f"peak {trace.max_infeas:.1e}")
+
+
+def explorer(method: str = "pogo-sgd", lr: float = 0.3, b: int = 16, p: int = 16):
+    """An ipywidgets panel (method, log-lr, b, p) re-running :func:`explore` (≤ 0.25 s on a CPU)."""
+    import ipywidgets as w
+    import matplotlib.pyplot as plt
+
+    validate.one_of("method", method, METHODS)
+    m = w.Dropdown(options=list(METHODS), value=method, description="method")
+    lr_s = w.FloatLogSlider(value=lr, base=10, min=math.log10(LR_RANGE[0]), max=math.log10(LR_RANGE[1]),
+                            step=0.1, description="lr η")
+    b_s = w.IntSlider(value=b, min=B_RANGE[0], max=B_RANGE[1], description="matrices b")
+    p_s = w.IntSlider(value=p, min=P_RANGE[0], max=P_RANGE[1], description="size p")
+    out = w.Output()
+
+    def update(*_):
+        trace = explore(m.value, lr_s.value, b_s.value, p_s.value)
+        with out:
+            out.clear_output(wait=True)
+            fig, axes = figure(2, 1, width=4.0, height=3.0)
+            _draw(trace, axes[0], axes[1])
+            plt.show()
+
+    for c in (m, lr_s, b_s, p_s):
+        c.observe(update, names="value")
+    update()
+    panel = w.VBox([w.HBox([m, lr_s]), w.HBox([b_s, p_s]), out])
+    return panel
+
+
+def plot_runs(runs: dict[str, Trace], title: str):
+    """The chapter's three panels: gap vs step, gap vs optimiser time, max ‖XXᵀ − I‖_F vs step (float32 target
+    1e-5 drawn as the theory line). Returns ``(fig, axes)``."""
+    import numpy as np
+
+    from ..plotting import theory_line
+
+    fig, ax = figure(3, 1, width=3.6, height=3.0)
+    for i, (m, tr) in enumerate(runs.items()):
+        g = np.maximum(np.array(tr.gap), 1e-9)
+        ax[0].semilogy(tr.step, g, label=m, color=f"C{i}")
+        ax[1].semilogy(np.array(tr.time) * 1e3, g, label=m, color=f"C{i}")
+        ax[2].semilogy(tr.step, np.maximum(tr.infeas, 1e-9), label=m, color=f"C{i}")
+    for a in ax[:2]:
+        a.axhline(1e-3, color="grey", lw=0.8, ls=":")
+    last = max(tr.step[-1] for tr in runs.values())
+    theory_line(ax[2], [0, last], [1e-5, 1e-5], label="1e-5 (float32 target)")
+    label_axes(ax[0], "step", "relative optimality gap", title)
+    label_axes(ax[1], "optimiser time (ms)", "relative optimality gap", legend=False)
+    label_axes(ax[2], "step", "max ‖XXᵀ − I‖_F", "feasibility", legend=False)
+    return fig, ax
