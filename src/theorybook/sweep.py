@@ -117,11 +117,13 @@ def run_sweep(
 
 
 class PolyState(NamedTuple):
-    """State of a scalar optimizer on x^k/k: iterate ``x``, first moment ``m``, second moment ``v``."""
+    """State of a scalar optimizer on x^k/k: iterate ``x``, first moment ``m``, second moment ``v`` and the
+    current gradient ``g = x^{k-1}`` (carried so that each step evaluates the power once)."""
 
     x: torch.Tensor
     m: torch.Tensor
     v: torch.Tensor
+    g: torch.Tensor
 
 
 def floor_cut(dtype: torch.dtype) -> float:
@@ -155,20 +157,21 @@ class PolyMethod:
 def _moments_init(x0: torch.Tensor, k) -> PolyState:
     """m₀ = g₀, v₀ = g₀² — an EMA started at g₀ carries no zero-initialisation bias."""
     g = _grad(x0, k)
-    return PolyState(x0, g, g * g)
+    return PolyState(x0, g, g * g, g)
 
 
 def _gd_update(s: PolyState, k, cut: float, lr) -> PolyState:
     r"""Gradient descent: :math:`x_{t+1} = x_t - \eta\, x_t^{k-1}`."""
-    x = s.x - lr * _grad(s.x, k)
-    return PolyState(x, s.m, s.v)
+    x = s.x - lr * s.g
+    return PolyState(x, s.m, s.v, _grad(x, k))
 
 
 def _heavy_ball_update(s: PolyState, k, cut: float, lr, beta) -> PolyState:
     r"""EMA heavy ball: :math:`x_{t+1} = x_t - \eta m_t`, :math:`m_{t+1} = \beta m_t + (1-\beta) g_{t+1}`."""
     x = s.x - lr * s.m
-    m = torch.lerp(s.m, _grad(x, k), 1 - beta)
-    return PolyState(x, m, s.v)
+    g = _grad(x, k)
+    m = torch.lerp(s.m, g, 1 - beta)
+    return PolyState(x, m, s.v, g)
 
 
 def _adam_update(s: PolyState, k, cut: float, lr, beta1, beta2) -> PolyState:
@@ -180,13 +183,12 @@ def _adam_update(s: PolyState, k, cut: float, lr, beta1, beta2) -> PolyState:
 
     A cell at the float floor (g_t² < ``cut``) keeps its iterate (see :func:`floor_cut`).
     """
-    g_now = _grad(s.x, k)
-    at_floor = g_now * g_now < cut
+    at_floor = s.g * s.g < cut
     x = torch.where(at_floor, s.x, s.x - lr * s.m * s.v.rsqrt())
     g = _grad(x, k)
     m = torch.lerp(s.m, g, 1 - beta1)
     v = torch.lerp(s.v, g * g, 1 - beta2)
-    return PolyState(x, m, v)
+    return PolyState(x, m, v, g)
 
 
 def _rmsprop_update(s: PolyState, k, cut: float, lr, beta2) -> PolyState:
@@ -196,7 +198,7 @@ def _rmsprop_update(s: PolyState, k, cut: float, lr, beta2) -> PolyState:
 
 def _plain_init(x0: torch.Tensor, k) -> PolyState:
     z = torch.zeros_like(x0)
-    return PolyState(x0, z, z)
+    return PolyState(x0, z, z, _grad(x0, k))
 
 
 POLY_METHODS: dict[str, PolyMethod] = {
@@ -230,7 +232,7 @@ def poly_sweep(
     """Run ``method`` on L(x) = x^k/k for every broadcast cell of (k, x0, *hparams*) at once.
 
     ``record`` is ``None`` (reductions only), ``"x"`` or ``"loss"`` (then ``trajectory`` has shape
-    ``(steps+1, *cells)``) or ``"state"`` (shape ``(steps+1, 3, *cells)``: x, m, v). Dispatches to a fused
+    ``(steps+1, *cells)``) or ``"state"`` (shape ``(steps+1, 4, *cells)``: x, m, v, g). Dispatches to a fused
     kernel on CUDA when :mod:`theorybook.kernels` provides one; the result is the same either way.
     """
     validate.one_of("method", method, tuple(POLY_METHODS))
