@@ -9,13 +9,16 @@ BIN        := $(VENV)/bin
 STAMP      := $(VENV)/.installed
 NBMAKE_TIMEOUT ?= 180
 
-.PHONY: venv book test test-unit test-chapters bench lint live clean help
+.PHONY: venv vendor book test test-unit test-chapters test-browser bench lint live clean help
 
 help:
 	@echo "make book   build _build/html (executes every chapter; zero warnings allowed)"
-	@echo "make test   unit tests + every chapter executed as a test (pytest --nbmake book/)"
+	@echo "make test   unit tests + every chapter executed as a test (pytest --nbmake book/) + browser tests"
 	@echo "make bench  benchmarks in bench/ (prints ratio tables, writes bench/results/)"
 	@echo "make venv   create/refresh .venv only (idempotent)"
+	@echo "make live   serve the book + a local Jupyter kernel on 127.0.0.1 so 'Live Code' runs widgets"
+	@echo "make vendor npm ci + copy MathJax/require.js/widget manager/thebe into _static/vendor (offline pages)"
+	@echo "make test-browser  headless-Chromium tests of the built book (tests/test_site.py)"
 	@echo "make lint   ruff"
 
 venv: $(STAMP)
@@ -28,23 +31,46 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e ".[book,test]"
 	touch $(STAMP)
 
-# -W -n --keep-going: every warning fails the build; --all + execute_notebooks: force make stale outputs impossible.
-book: $(STAMP)
-	$(BIN)/jupyter-book build . --all -W -n --keep-going
+# Browser assets pinned in package-lock.json, copied into the git-ignored _static/vendor/ (needs npm).
+vendor: _static/vendor/VERSIONS.json
 
-test: test-unit test-chapters
+_static/vendor/VERSIONS.json: package.json package-lock.json scripts/vendor.sh
+	scripts/vendor.sh
+
+# -W -n --keep-going: every warning fails the build; --all + execute_notebooks: force make stale outputs impossible.
+book: $(STAMP) vendor
+	$(BIN)/jupyter-book build . --all -W -n --keep-going
+	touch $(BUILT)
+
+# A build stamp newer than every source: the browser tests reuse a build only when nothing changed since.
+BUILT   := _build/html/.built
+SOURCES := $(shell find book src kernels scripts _static -type f -not -path '*/vendor/*' -not -name '*.pyc' 2>/dev/null) \
+           _config.yml _toc.yml pyproject.toml package-lock.json
+$(BUILT): $(SOURCES)
+	$(MAKE) book
+
+test: test-unit test-chapters test-browser
 
 test-unit: $(STAMP)
-	$(BIN)/python -m pytest tests/ -q
+	$(BIN)/python -m pytest tests/ -q -m "not browser"
 
 test-chapters: $(STAMP)
 	$(BIN)/python -m pytest --nbmake --nbmake-timeout=$(NBMAKE_TIMEOUT) book/ -q --durations=0
+
+# Against the built book (rebuilt first if any source is newer); skips (saying how to enable) without
+# Chromium unless CI is set.
+test-browser: $(STAMP) $(BUILT)
+	$(BIN)/python -m pytest -m browser tests/test_site.py -q -rs
+
+# Rebuilds first if the book is older than its sources; Ctrl-C stops both servers.
+live: $(STAMP) vendor
+	$(BIN)/python scripts/live.py
 
 bench: $(STAMP)
 	$(BIN)/python bench/run_all.py
 
 lint: $(STAMP)
-	$(BIN)/ruff check src kernels tests bench conftest.py
+	$(BIN)/ruff check src kernels tests bench scripts conftest.py
 
 clean:
 	rm -rf _build

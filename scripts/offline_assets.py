@@ -1,0 +1,83 @@
+"""Sphinx extension: keep the vendored browser assets in ``_static/vendor/`` out of every page's <head>.
+
+Jupyter Book adds every ``*.js`` and ``*.css`` found under ``_static/`` to ``html_js_files`` /
+``html_css_files`` (jupyter_book/config.py). That is what loads ``_static/live.js`` on every page, but it
+would also load all of MathJax, thebe's webpack chunks and the widget manager as separate script tags. The
+vendored files are instead loaded by the settings that ask for them (``mathjax_path``, ``nb_ipywidgets_js``)
+and by ``live.js``. This extension removes the ``vendor/`` entries and stops the build with a clear message
+when ``_static/vendor/`` has not been filled by ``scripts/vendor.sh`` (``make vendor``). It also loads
+``_static/offline-widgets.js`` early (before require.js), which that script needs.
+
+sphinx-thebe 0.3 also writes ``const THEBE_JS_URL = "https://unpkg.com/thebe@0.8.2/..."`` into every page; it
+is rewritten to the vendored thebe so that no page names a CDN (``live.js`` replaces sphinx-thebe's loader),
+and the second copy Jupyter Book's double registration adds (a console SyntaxError) is dropped.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sphinx.application import Sphinx
+from sphinx.config import Config
+from sphinx.errors import ConfigError
+
+VENDOR_PREFIX = "vendor/"
+REQUIRED = (
+    "mathjax/tex-mml-chtml.js",
+    "requirejs/require.js",
+    "html-manager/embed-amd.js",
+    "thebe/index.js",
+)
+
+
+# _static scripts that must run before require.js and the widget manager (Sphinx's default priority is 500).
+EARLY = {"offline-widgets.js": 200}
+
+
+def _name(entry) -> str:
+    return entry[0] if isinstance(entry, (tuple, list)) else entry
+
+
+def _drop_vendor(entries):
+    return [e for e in entries if not str(_name(e)).replace("\\", "/").startswith(VENDOR_PREFIX)]
+
+
+def _config_inited(app: Sphinx, config: Config) -> None:
+    config.html_js_files = [
+        (e, {"priority": EARLY[e]}) if isinstance(e, str) and e in EARLY else e
+        for e in _drop_vendor(config.html_js_files)
+    ]
+    config.html_css_files = _drop_vendor(config.html_css_files)
+    vendor = Path(app.confdir) / "_static" / "vendor"
+    missing = [p for p in REQUIRED if not (vendor / p).is_file()]
+    if missing:
+        raise ConfigError(
+            f"offline assets missing from {vendor}: {', '.join(missing)}. "
+            "Run `make vendor` (scripts/vendor.sh: npm ci + copy) before building the book."
+        )
+
+
+def _page_context(app: Sphinx, pagename: str, templatename: str, context: dict, doctree) -> None:
+    scripts = context.get("script_files")
+    if not scripts or "pathto" not in context:
+        return
+    from sphinx.builders.html._assets import _JavaScript
+
+    local = context["pathto"]("_static/vendor/thebe/index.js", 1)
+    rewritten, seen = [], False
+    for js in scripts:  # a new list: the builder shares script_files between pages
+        body = getattr(js, "attributes", {}).get("body", "")
+        if "const THEBE_JS_URL" in body:
+            if seen:  # sphinx-thebe registers it twice under Jupyter Book: a `const` redeclaration error
+                continue
+            seen = True
+            rest = body.split(";", 1)[1] if ";" in body else ""
+            js = _JavaScript(None, priority=js.priority, body=f'const THEBE_JS_URL = "{local}";{rest}')
+        rewritten.append(js)
+    context["script_files"] = rewritten
+
+
+def setup(app: Sphinx) -> dict:
+    app.connect("config-inited", _config_inited)
+    app.connect("html-page-context", _page_context)
+    return {"version": "0.1", "parallel_read_safe": True, "parallel_write_safe": True}

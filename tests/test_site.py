@@ -1,0 +1,505 @@
+"""Browser tests of the built book, in headless Chromium (Debian's ``chromium`` + ``chromium-driver``).
+
+- every page in ``_toc.yml`` loads, over http://127.0.0.1 and as a file://, with the network cut (every host
+  name but 127.0.0.1 fails to resolve), logs no console error, makes no request outside 127.0.0.1, shows no
+  traceback or error output; chapters show typeset math (MathJax 3, vendored) and a loaded figure, and their
+  saved widget state is rendered by the vendored widget manager;
+- live: ``scripts/live.py`` is started, the Adam chapter's "Live Code" button is pressed, the chapter runs in
+  a local kernel, a slider is moved and the widget's output changes;
+- security: the Jupyter server refuses requests without the token, sends CORS only for the book's origin,
+  refuses the kernel WebSocket without the token,
+  both servers listen on 127.0.0.1 only, and the token is in no file git would commit.
+
+They need a built book (``make book``; or THEORYBOOK_HTML=<dir>), Chromium and chromedriver
+(``apt-get install -y chromium chromium-driver``; or THEORYBOOK_CHROMIUM / THEORYBOOK_CHROMEDRIVER) and the
+``selenium`` package. Without them the tests skip, saying so, unless ``CI`` is set: then they fail.
+Run:  python -m pytest -m browser tests/test_site.py
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parent.parent
+HTML = Path(os.environ.get("THEORYBOOK_HTML", ROOT / "_build" / "html")).resolve()
+LOCAL_HOSTS = {"127.0.0.1"}
+NETWORK_SCHEMES = {"http", "https", "ws", "wss", "ftp"}  # chrome://, data:, blob:, about: never leave the machine
+ENABLE = (
+    "install Chromium and its driver (`apt-get install -y chromium chromium-driver`), `pip install selenium`, "
+    "and build the book (`make book`); set CI=1 to turn a missing piece into a failure"
+)
+
+
+def _need(ok: bool, what: str) -> None:
+    """Skip (locally) or fail (when CI is set) if a prerequisite is missing."""
+    if ok:
+        return
+    msg = f"browser tests need {what}: {ENABLE}"
+    if os.environ.get("CI"):
+        pytest.fail(msg, pytrace=False)
+    pytest.skip(msg)
+
+
+def _find_exe(env: str, *names: str) -> str | None:
+    if os.environ.get(env):
+        return os.environ[env]
+    for n in names:
+        p = shutil.which(n)
+        if p:
+            return p
+    return None
+
+
+CHROMIUM = _find_exe("THEORYBOOK_CHROMIUM", "chromium", "chromium-browser")
+CHROMEDRIVER = _find_exe("THEORYBOOK_CHROMEDRIVER", "chromedriver")
+
+
+def toc_pages() -> list[str]:
+    """HTML paths (relative to the build) of every file listed in _toc.yml, root first."""
+    import yaml
+
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    files = [toc["root"]]
+
+    def walk(entries):
+        for e in entries or []:
+            if "file" in e:
+                files.append(e["file"])
+            walk(e.get("sections"))
+
+    for part in toc.get("parts", []):
+        walk(part.get("chapters"))
+    walk(toc.get("chapters"))
+    return [f"{f}.html" for f in files]
+
+
+def is_chapter(page: str) -> bool:
+    """Chapters are book/<part>/<slug>; the root (intro) and back matter (references) are not."""
+    parts = Path(page).parts
+    return len(parts) == 3 and parts[0] == "book" and not page.endswith("references.html")
+
+
+# ---------------------------------------------------------------------------------------------- fixtures
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format, *args):  # noqa: A002
+        pass
+
+
+@pytest.fixture(scope="module")
+def built_book():
+    _need((HTML / "index.html").is_file(), f"a built book at {HTML}")
+    _need((HTML / "_static" / "vendor" / "VERSIONS.json").is_file(), "vendored assets (make vendor)")
+
+
+@pytest.fixture(scope="module")
+def prerequisites(built_book):
+    _need(CHROMIUM is not None and Path(CHROMIUM).exists(), f"a Chromium executable (found: {CHROMIUM})")
+    _need(CHROMEDRIVER is not None and Path(CHROMEDRIVER).exists(), f"chromedriver (found: {CHROMEDRIVER})")
+    try:
+        import selenium  # noqa: F401
+    except ImportError:
+        _need(False, "the selenium package")
+
+
+@pytest.fixture(scope="module")
+def static_site(prerequisites):
+    """The built book on http://127.0.0.1:<free port> (no kernel)."""
+    handler = functools.partial(_Quiet, directory=str(HTML))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def make_driver():
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = CHROMIUM
+    profile = tempfile.mkdtemp(prefix="theorybook-chromium-")
+    for flag in (
+        "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync",
+        "--disable-dev-shm-usage", "--window-size=1400,1000", f"--user-data-dir={profile}",
+        # The network is cut: every host name except 127.0.0.1 fails to resolve.
+        "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
+    ):
+        opts.add_argument(flag)
+    opts.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
+    driver = webdriver.Chrome(options=opts, service=Service(executable_path=CHROMEDRIVER))
+    driver.set_page_load_timeout(60)
+    driver._theorybook_profile = profile
+    return driver
+
+
+def quit_driver(driver) -> None:
+    driver.quit()
+    shutil.rmtree(driver._theorybook_profile, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def browser(prerequisites):
+    driver = make_driver()
+    yield driver
+    quit_driver(driver)
+
+
+def requested_urls(driver) -> list[str]:
+    """Every URL the page asked the network stack for since the last call (performance log)."""
+    urls = []
+    for entry in driver.get_log("performance"):
+        msg = json.loads(entry["message"])["message"]
+        if msg.get("method") == "Network.requestWillBeSent":
+            urls.append(msg["params"]["request"]["url"])
+        elif msg.get("method") == "Network.webSocketCreated":
+            urls.append(msg["params"]["url"])
+    return urls
+
+
+def outside(urls: list[str]) -> list[str]:
+    bad = []
+    for u in urls:
+        p = urlparse(u)
+        if p.scheme in NETWORK_SCHEMES and p.hostname not in LOCAL_HOSTS:
+            bad.append(u)
+    return bad
+
+
+def console_errors(driver) -> list[str]:
+    # The browser's own /favicon.ico probe is not something a page loads.
+    return [e["message"] for e in driver.get_log("browser")
+            if e["level"] == "SEVERE" and "favicon.ico" not in e["message"]]
+
+
+def wait_for(driver, script: str, timeout: float, what: str, poll: float = 0.25):
+    deadline = time.monotonic() + timeout
+    value = None
+    while time.monotonic() < deadline:
+        value = driver.execute_script(script)
+        if value:
+            return value
+        time.sleep(poll)
+    raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what} (last value {value!r})")
+
+
+PAGE_STATE = r"""
+const q = (s) => document.querySelectorAll(s);
+const imgs = Array.from(q("main img"));
+return {
+  math: q("main .math").length,
+  typeset: q("main mjx-container").length,
+  mathErrors: q("mjx-merror").length,
+  figures: imgs.length,
+  figuresLoaded: imgs.filter((i) => i.complete && i.naturalWidth > 0).length,
+  tracebacks: q("main .output.traceback, main .output.error").length,
+  stderr: Array.from(q("main .output.stderr")).map((e) => e.textContent.slice(0, 300)),
+  widgetViews: q('main script[type="application/vnd.jupyter.widget-view+json"]').length,
+  widgetsRendered: q("main .jupyter-widgets.widget-container, main .jupyter-widgets.widget-inline-hbox, "
+                     + "main .widget-vbox, main .widget-hbox").length,
+  text: document.body.innerText,
+};
+"""
+
+
+# ---------------------------------------------------------------------------------------------- pages
+
+
+PAGES = toc_pages()
+
+
+@pytest.mark.parametrize("via", ["http", "file"])
+@pytest.mark.parametrize("page", PAGES)
+def test_page_offline(browser, static_site, page, via):
+    """Served on 127.0.0.1 (as `make live` does) and opened as a file (as the README suggests)."""
+    assert (HTML / page).is_file(), f"{page} listed in _toc.yml but not built"
+    browser.get_log("performance")
+    browser.get_log("browser")
+    browser.get(f"{static_site}/{page}" if via == "http" else (HTML / page).as_uri())
+    wait_for(browser, "return document.readyState === 'complete'", 60, "page load")
+    # MathJax 3 typesets asynchronously; wait until every math element is a container (or the page has none).
+    wait_for(browser, """
+        const n = document.querySelectorAll('main .math').length;
+        return n === 0 || (window.MathJax && MathJax.startup && MathJax.startup.promise &&
+               document.querySelectorAll('main mjx-container').length >= n);
+    """, 60, "MathJax typesetting")
+    if is_chapter(page):
+        wait_for(browser, """
+            const imgs = Array.from(document.querySelectorAll('main img'));
+            return imgs.length > 0 && imgs.every((i) => i.complete);
+        """, 30, "figures")
+    time.sleep(0.5)
+    state = browser.execute_script(PAGE_STATE)
+
+    bad = outside(requested_urls(browser))
+    assert not bad, f"{page} requested outside 127.0.0.1: {bad}"
+    errors = console_errors(browser)
+    assert not errors, f"{page} console errors: {errors}"
+    assert state["mathErrors"] == 0, f"{page}: {state['mathErrors']} MathJax errors"
+    assert state["typeset"] >= state["math"], f"{page}: {state['math']} math elements, {state['typeset']} typeset"
+    assert state["tracebacks"] == 0, f"{page} shows {state['tracebacks']} error outputs"
+    assert "Traceback (most recent call last)" not in state["text"], f"{page} shows a traceback"
+    assert "Error displaying widget" not in state["text"], f"{page}: a saved widget failed to render"
+    if state["widgetViews"]:
+        assert state["widgetsRendered"] > 0, f"{page}: {state['widgetViews']} saved widgets, none rendered"
+    if is_chapter(page):
+        assert state["math"] > 0 and state["typeset"] > 0, f"{page} shows no typeset math"
+        assert state["figuresLoaded"] > 0, f"{page}: no figure loaded ({state['figures']} <img>)"
+        assert state["figuresLoaded"] == state["figures"], f"{page}: a figure failed to load"
+
+
+def test_no_cdn_in_built_html(built_book):
+    """No built page names a remote script or stylesheet (the browser test above only sees what loads)."""
+    remote = re.compile(r"""<(?:script|link)\b[^>]*\b(?:src|href)=["'](?:https?:)?//""", re.I)
+    offenders = {}
+    for page in sorted(HTML.rglob("*.html")):
+        text = page.read_text(encoding="utf-8", errors="replace")
+        hits = remote.findall(text) + re.findall(r"unpkg\.com|cdn\.jsdelivr\.net|cdnjs\.cloudflare\.com", text)
+        if hits:
+            offenders[str(page.relative_to(HTML))] = hits[:3]
+    assert not offenders, f"pages naming a CDN: {offenders}"
+
+
+# ---------------------------------------------------------------------------------------------- live mode
+
+
+@pytest.fixture(scope="module")
+def live_servers(built_book):
+    """scripts/live.py against the built book, stopped (SIGTERM, as Ctrl-C) at the end."""
+    try:
+        import jupyter_server  # noqa: F401
+    except ImportError:
+        _need(False, "the jupyter_server package (live mode)")
+    proc = subprocess.Popen(
+        [sys.executable, str(ROOT / "scripts" / "live.py"), "--no-build", "--html", str(HTML)],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )
+    info, lines = None, []
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and info is None:
+        line = proc.stdout.readline()
+        if not line:
+            if proc.poll() is not None:
+                break
+            continue
+        lines.append(line)
+        if line.startswith("live-info: "):
+            info = json.loads(line[len("live-info: "):])
+    if info is None:
+        proc.kill()
+        pytest.fail("scripts/live.py did not start:\n" + "".join(lines[-30:]), pytrace=False)
+    threading.Thread(target=lambda: [None for _ in proc.stdout], daemon=True).start()  # keep the pipe drained
+    info["token"] = re.search(r"live-token=([0-9a-f]+)", info["url"]).group(1)
+    info["proc"] = proc
+    yield info
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    assert proc.returncode == 0, f"live.py exited with {proc.returncode} on SIGTERM"
+
+
+ADAM = "book/optimizers/adam_degenerate.html"
+
+OUTPUT_IMAGE = r"""
+const sec = document.getElementById('play') || document;
+const imgs = Array.from(sec.querySelectorAll('.widget-output img, .jp-OutputArea img'));
+return imgs.length ? imgs[imgs.length - 1].src.slice(-200) + ':' + imgs[imgs.length - 1].src.length : null;
+"""
+
+
+def test_live_slider_reruns_python(prerequisites, live_servers):
+    if not (ROOT / ADAM.replace(".html", ".md")).is_file():
+        pytest.skip(f"{ADAM} not in this book")
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    driver = make_driver()
+    try:
+        driver.get(live_servers["url"])  # <first page>.html#live-port=..&live-token=..
+        wait_for(driver, "return document.readyState === 'complete'", 60, "index load")
+        driver.get(f"{live_servers['book']}/{ADAM}")  # same tab: the settings are in sessionStorage
+        wait_for(driver, "return document.readyState === 'complete'", 60, "chapter load")
+        assert "live-token" not in driver.current_url
+        # Press Live Code: open the rocket menu and click the item, as a reader would.
+        driver.find_element(By.CSS_SELECTOR, "button[aria-label='Launch interactive content']").click()
+        wait_for(driver, "const b = document.querySelector('.btn-launch-thebe');"
+                         "return b && b.offsetParent !== null", 10, "Live Code menu item")
+        driver.find_element(By.CSS_SELECTOR, ".btn-launch-thebe").click()
+        state = wait_for(driver, """
+            const s = document.documentElement.getAttribute('data-live-state');
+            return (s === 'ready' || s === 'error' || s === 'no-server') ? s : null;
+        """, 420, "the chapter to run in the live kernel", poll=1.0)
+        label = driver.execute_script("return document.querySelector('.thebe-launch-button').textContent")
+        assert state == "ready", f"live mode ended in {state!r}: {label}"
+
+        before = wait_for(driver, OUTPUT_IMAGE, 60, "the live widget's figure")
+        handles = driver.find_elements(By.CSS_SELECTOR, "#play .widget-slider .noUi-handle, #play .noUi-handle")
+        assert handles, "no live slider in the Play section"
+        handles[0].click()
+        for _ in range(4):
+            handles[0].send_keys(Keys.ARROW_RIGHT)
+        after = wait_for(driver, OUTPUT_IMAGE.replace("return imgs.length", "const v = imgs.length")
+                         + f"; return v && v !== {json.dumps(before)} ? v : null;", 60,
+                         "the widget's figure to change after moving the slider")
+        assert after != before
+        bad = outside(requested_urls(driver))
+        assert not bad, f"live mode requested outside 127.0.0.1: {bad}"
+        errors = [e for e in console_errors(driver) if "403" not in e]
+        assert not errors, f"console errors in live mode: {errors}"
+    finally:
+        quit_driver(driver)
+
+
+# ---------------------------------------------------------------------------------------------- security
+
+
+def _get(url: str, headers: dict | None = None) -> tuple[int, dict]:
+    req = urllib.request.Request(url, headers=headers or {})
+    try:
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return r.status, dict(r.headers)
+    except urllib.error.HTTPError as err:
+        return err.code, dict(err.headers)
+
+
+def test_jupyter_refuses_without_token(live_servers):
+    j, tok = live_servers["jupyter"], live_servers["token"]
+    for path in ("/api/kernels", "/api/sessions", "/api/contents", "/api/kernelspecs"):
+        code, _ = _get(j + path)
+        assert code in (401, 403), f"{path} without token answered {code}"
+        code, _ = _get(j + path, {"Authorization": "token " + "0" * len(tok)})
+        assert code in (401, 403), f"{path} with a wrong token answered {code}"
+    code, _ = _get(j + "/api/kernels", {"Authorization": f"token {tok}"})
+    assert code == 200
+
+
+def test_jupyter_cors_only_for_book_origin(live_servers):
+    j, tok, book = live_servers["jupyter"], live_servers["token"], live_servers["book"]
+    _, h = _get(j + "/api/kernels", {"Authorization": f"token {tok}", "Origin": book})
+    assert h.get("Access-Control-Allow-Origin") == book
+    _, h = _get(j + "/api/kernels", {"Authorization": f"token {tok}", "Origin": "http://evil.example"})
+    assert h.get("Access-Control-Allow-Origin") in (None, book), h.get("Access-Control-Allow-Origin")
+    assert h.get("Access-Control-Allow-Origin") != "*"
+
+
+def _ws_handshake(jupyter: str, path: str, token: str, origin: str) -> int:
+    """Status of a raw WebSocket upgrade request (101 = accepted)."""
+    import http.client
+
+    u = urlparse(jupyter)
+    conn = http.client.HTTPConnection(u.hostname, u.port, timeout=10)
+    headers = {"Upgrade": "websocket", "Connection": "Upgrade", "Sec-WebSocket-Version": "13",
+               "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==", "Origin": origin}
+    if token:
+        headers["Authorization"] = f"token {token}"
+    conn.request("GET", path, headers=headers)
+    status = conn.getresponse().status
+    conn.close()
+    return status
+
+
+def test_kernel_websocket_needs_token(live_servers):
+    """The channel that runs code refuses any origin without the token, the book's included.
+
+    jupyter_server skips its origin check for token-authenticated requests (the token is the secret), so the
+    origin restriction (CORS) is what keeps other pages from reading REST answers; it is tested above.
+    """
+    j, tok, book = live_servers["jupyter"], live_servers["token"], live_servers["book"]
+    auth = {"Authorization": f"token {tok}", "Content-Type": "application/json"}
+    req = urllib.request.Request(j + "/api/kernels", data=b"{}", headers=auth, method="POST")
+    with urllib.request.urlopen(req, timeout=60) as r:
+        kid = json.loads(r.read())["id"]
+    try:
+        path = f"/api/kernels/{kid}/channels"
+        for origin in ("http://evil.example", f"http://127.0.0.1:{urlparse(book).port + 1}", book):
+            assert _ws_handshake(j, path, "", origin) == 403, origin
+            assert _ws_handshake(j, path, "0" * len(tok), origin) == 403, origin
+        assert _ws_handshake(j, path, tok, book) == 101
+    finally:
+        urllib.request.urlopen(urllib.request.Request(j + f"/api/kernels/{kid}", headers=auth, method="DELETE"),
+                               timeout=30).close()
+
+
+def _listening(port: int) -> set[str]:
+    """Local addresses with a LISTEN socket on `port`, from /proc/net/tcp{,6}."""
+    addrs = set()
+    for name in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            rows = Path(name).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            f = row.split()
+            local, st = f[1], f[3]
+            hexaddr, hexport = local.split(":")
+            if st != "0A" or int(hexport, 16) != port:
+                continue
+            if len(hexaddr) == 8:
+                addrs.add(".".join(str(b) for b in reversed(bytes.fromhex(hexaddr))))
+            else:
+                addrs.add("v6:" + hexaddr)
+    return addrs
+
+
+def test_servers_listen_on_loopback_only(live_servers):
+    if not Path("/proc/net/tcp").exists():
+        pytest.skip("needs Linux /proc/net/tcp to list listening sockets")
+    for url in (live_servers["book"], live_servers["jupyter"]):
+        port = urlparse(url).port
+        addrs = _listening(port)
+        assert addrs == {"127.0.0.1"}, f"{url}: listening on {addrs}"
+
+
+def test_token_in_no_committable_file(live_servers):
+    tok = live_servers["token"].encode()
+    files = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT, capture_output=True, check=True,
+    ).stdout.split(b"\0")
+    leaked = []
+    for f in filter(None, files):
+        p = ROOT / f.decode()
+        try:
+            if p.is_file() and p.stat().st_size < 50_000_000 and tok in p.read_bytes():
+                leaked.append(str(p))
+        except OSError:
+            continue
+    assert not leaked, f"live token found in {leaked}"
+    # Nor in the process table (command lines are world-readable).
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            assert tok not in cmdline.read_bytes(), f"token on a command line: {cmdline}"
+        except OSError:
+            continue
+
+
+def test_live_js_rejects_foreign_hosts():
+    """live.js accepts a port, never a host, from the URL: the kernel is always http://127.0.0.1:<port>."""
+    src = (ROOT / "_static" / "live.js").read_text()
+    assert 'var base = "http://127.0.0.1:" + live.port;' in src
+    assert re.search(r"/\^\[0-9\]\{2,5\}\$/", src)
