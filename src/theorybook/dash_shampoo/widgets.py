@@ -8,9 +8,10 @@ import time
 import torch
 
 from .. import validate
+from ..widgets import live_panel
 from .solvers import METHODS, SCALINGS, inverse_root, reference_root, relative_error, spd_stack
 
-__all__ = ["explorer", "solver_panel"]
+__all__ = ["explorer", "render", "solver_panel"]
 
 BLOCK_SIZES = (16, 32, 64, 128)
 
@@ -43,13 +44,30 @@ def solver_panel(method: str = "ndb", iters: int = 10, scaling: str = "fro", log
     return out
 
 
+def render(method: str = "ndb", iters: int = 10, scaling: str = "fro", log10_kappa: float = 3.0,
+           block_size: int = 64):
+    """Bars of error and time for the chosen solver next to fp32 EVD; returns ``(fig, status line)``."""
+    from ..plotting import COLORS, figure
+
+    res = solver_panel(method, iters, scaling, log10_kappa, block_size)
+    fig, ax = figure(2, 1, width=3.4, height=2.6)
+    names = [f"{method} ({res['solver']['status']})", "EVD fp32"]
+    errs = [max(res["solver"]["error"], 1e-9) if res["solver"]["status"] == "ok" else 1.0,
+            max(res["evd"]["error"], 1e-9)]
+    ax[0].bar(names, errs, color=COLORS[:2])
+    ax[0].set_yscale("log")
+    ax[0].set_ylabel("relative error vs fp64 EVD")
+    ax[1].bar(names, [res["solver"]["ms"], res["evd"]["ms"]], color=COLORS[:2])
+    ax[1].set_ylabel("ms (one call, 4 blocks)")
+    status = (f"{method}: {res['solver']['status']}, error {res['solver']['error']:.2e} "
+              f"(fp32 EVD {res['evd']['error']:.2e})")
+    return fig, status
+
+
 def explorer(method: str = "ndb", iters: int = 10, scaling: str = "fro", log10_kappa: float = 3.0,
              block_size: int = 64):
     """Dropdowns and sliders → bars of error and time for the chosen solver next to fp32 EVD."""
     import ipywidgets as W
-    import matplotlib.pyplot as plt
-
-    from ..plotting import COLORS, figure
 
     controls = dict(
         method=W.Dropdown(options=list(METHODS), value=method, description="solver"),
@@ -58,25 +76,4 @@ def explorer(method: str = "ndb", iters: int = 10, scaling: str = "fro", log10_k
         log10_kappa=W.FloatSlider(value=log10_kappa, min=0.0, max=8.0, step=0.5, description="log₁₀ κ"),
         block_size=W.Dropdown(options=list(BLOCK_SIZES), value=block_size, description="B"),
     )
-    out = W.Output()
-
-    def redraw(_=None):
-        vals = {k: c.value for k, c in controls.items()}
-        res = solver_panel(**vals)
-        with out:
-            out.clear_output(wait=True)
-            fig, ax = figure(2, 1, width=3.4, height=2.6)
-            names = [f"{vals['method']} ({res['solver']['status']})", "EVD fp32"]
-            errs = [max(res["solver"]["error"], 1e-9) if res["solver"]["status"] == "ok" else 1.0,
-                    max(res["evd"]["error"], 1e-9)]
-            ax[0].bar(names, errs, color=COLORS[:2])
-            ax[0].set_yscale("log")
-            ax[0].set_ylabel("relative error vs fp64 EVD")
-            ax[1].bar(names, [res["solver"]["ms"], res["evd"]["ms"]], color=COLORS[:2])
-            ax[1].set_ylabel("ms (one call, 4 blocks)")
-            plt.show()
-
-    for c in controls.values():
-        c.observe(redraw, names="value")
-    redraw()
-    return W.VBox([W.HBox(list(controls.values())[:3]), W.HBox(list(controls.values())[3:]), out])
+    return live_panel(controls, render, rows=[["method", "iters", "scaling"], ["log10_kappa", "block_size"]])

@@ -1,0 +1,317 @@
+"""Tests for theorybook.dash_shampoo: solvers vs float64 EVD, scalar theory vs matrix iteration, the optimizer,
+argument validation, stacked == looped, and the widget's compute at extreme settings. No timed assertions."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import sympy as sp
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from theorybook.dash_shampoo import (
+    Shampoo,
+    bmm_count,
+    chebyshev_coefficients,
+    coupled_newton,
+    inverse_root,
+    newton_db,
+    reference_root,
+    relative_error,
+    scale,
+    spd_stack,
+    tile_slices,
+)
+from theorybook.dash_shampoo import theory as th
+from theorybook.dash_shampoo.experiment import iterations_to_target, solve_loop, solve_stacked, train_shampoo
+from theorybook.dash_shampoo.widgets import solver_panel
+
+F64 = torch.float64
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_thread():
+    """Small batched matmuls are dominated by thread hand-off on a shared CPU; one thread keeps this file fast."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+# (method, p, kwargs, tolerance) on a float64 stack with κ = 100: converged solvers must match EVD.
+SOLVER_TABLE = [
+    ("evd", 4, {}, 1e-12),
+    ("evd", 3, {}, 1e-12),
+    ("cn", 4, {"iters": 30}, 1e-10),
+    ("cn", 2, {"iters": 30}, 1e-10),
+    ("cn", 3, {"iters": 30, "scaling": "pim"}, 1e-10),
+    ("ndb", 4, {"iters": 25}, 1e-10),
+    ("ndb", 2, {"iters": 25, "scaling": "pi"}, 1e-10),
+    ("ndb", 1, {"iters": 25}, 1e-10),
+    ("ndb", 8, {"iters": 25, "scaling": "pim"}, 1e-10),
+    ("chebyshev", 4, {"degree": 200, "eps": 1e-2}, 1e-8),
+    ("chebyshev", 2, {"degree": 200, "eps": 1e-2, "scaling": "pim"}, 1e-8),
+]
+
+
+@pytest.mark.parametrize(("method", "p", "kw", "tol"), SOLVER_TABLE)
+def test_solver_matches_float64_evd(method, p, kw, tol):
+    A = spd_stack(3, 24, 100.0, seed=3)
+    X = inverse_root(A, p, method=method, **kw)
+    assert X.shape == A.shape and X.dtype == F64
+    assert relative_error(X, reference_root(A, p, kw.get("eps", 0.0))) < tol
+
+
+@pytest.mark.parametrize("method", ["ndb", "cn", "evd", "chebyshev"])
+def test_single_matrix_equals_stack_entry(method):
+    A = spd_stack(4, 16, 50.0, seed=1)
+    kw = {"method": method, "iters": 12, "degree": 40, "eps": 1e-2 if method == "chebyshev" else 0.0,
+          "scaling": "pim"}
+    stacked = inverse_root(A, 4, **kw)
+    for i in range(4):
+        single = inverse_root(A[i], 4, **kw)
+        assert single.shape == (16, 16)
+        assert torch.allclose(single, stacked[i], rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("method", ["ndb", "cn", "evd", "chebyshev"])
+def test_stacked_equals_loop(method):
+    A = spd_stack(5, 12, 30.0, seed=2)
+    kw = {"method": method, "iters": 10, "scaling": "fro", "degree": 30, "eps": 1e-3}
+    assert torch.allclose(solve_stacked(A, **kw), solve_loop(A, **kw), rtol=1e-10, atol=1e-12)
+
+
+def test_inverse_root_on_diagonal_is_elementwise():
+    lam = torch.tensor([1.0, 0.5, 0.1, 0.01], dtype=F64)
+    X = inverse_root(torch.diag(lam), 4, method="ndb", iters=30)
+    assert torch.allclose(X, torch.diag(lam.pow(-0.25)), rtol=1e-12, atol=1e-14)
+
+
+def test_newton_db_sqrt_and_inverse_sqrt():
+    A = spd_stack(2, 20, 10.0, seed=4)
+    Y = newton_db(A, iters=20, scaling="fro", inverse=False)
+    Z = newton_db(A, iters=20, scaling="fro", inverse=True)
+    assert torch.allclose(Y @ Y, A, atol=1e-12)
+    assert torch.allclose(Z @ Y, torch.eye(20, dtype=F64).expand(2, 20, 20), atol=1e-10)
+
+
+def test_coupled_newton_tolerance_stops_early():
+    A = spd_stack(2, 16, 10.0, seed=5)
+    X, done = coupled_newton(A, 4, iters=100, tol=1e-10)
+    assert done < 100
+    assert relative_error(X, reference_root(A, 4)) < 1e-9
+
+
+@pytest.mark.parametrize("scaling", ["pi", "pim"])
+def test_power_iteration_scale_is_about_twice_lambda_max(scaling):
+    A = spd_stack(3, 32, 10.0, seed=6)  # λ_max = 1 with a gap to the next eigenvalue
+    s = scale(A, scaling).reshape(-1)
+    assert torch.all(s <= 2.0 + 1e-9) and torch.all(s > 1.8)
+    assert torch.allclose(scale(A, "fro").reshape(-1), A.flatten(1).norm(dim=1))
+
+
+# ----------------------------------------------------------------------------------- theory vs numerics
+@pytest.mark.parametrize(("method", "kappa", "iters"), [("ndb", 40.0, 5), ("ndb", 1e6, 15), ("cn", 1e6, 12),
+                                                        ("cn", 40.0, 4), ("ndb", 1e4, 10)])
+def test_scalar_map_predicts_matrix_error(method, kappa, iters):
+    A = spd_stack(2, 48, kappa, seed=7)
+    lam = np.logspace(0, -math.log10(kappa), 48)
+    measured = relative_error(inverse_root(A, 4, method=method, iters=iters), reference_root(A, 4))
+    predicted = th.predicted_error(lam, method, iters, float(np.linalg.norm(lam)))
+    assert measured == pytest.approx(predicted, rel=1e-6, abs=1e-12)
+
+
+def test_ndb_map_sympy():
+    d = th.derive_ndb_map()
+    assert d["fixed_points"] == [0, 1, 5]
+    assert d["f_prime_0"] == sp.Rational(9, 4) and d["f_prime_1"] == 0
+    assert d["principal_a"] == sp.Interval.open(0, 3)
+    e = sp.Symbol("e", real=True)
+    assert sp.simplify(d["error_map"] - e**2 * (3 + e) / 4) == 0
+
+
+def test_ndb_scalar_basin_numerically():
+    a = np.array([1e-3, 0.5, 1.9, 2.9])
+    y, z = th.ndb_scalar(a, 40)
+    assert np.allclose(z, a**-0.5, rtol=1e-10) and np.allclose(y, a**0.5, rtol=1e-10)
+    _, z_bad = th.ndb_scalar(np.array([3.5]), 40)  # outside (0, 3): the negative root
+    assert z_bad[0] == pytest.approx(-(3.5**-0.5), rel=1e-10)
+
+
+def test_cn_map_and_counts():
+    d = th.derive_cn_map(4)
+    assert d["g_prime_0"] == sp.Rational(625, 256) and d["g_1"] == 1
+    c = th.derive_bmm_counts()
+    assert (bmm_count("ndb", 4, 10), bmm_count("cn", 4, 10), bmm_count("chebyshev", 4, 10, 60)) == (
+        c["ndb_p4_n10"], c["cn_p4_n10"], c["chebyshev_d60"]) == (56, 40, 59)
+    assert bmm_count("ndb", 2, 10) == 28
+
+
+def test_paper_ratios():
+    r = th.paper_ratios()
+    assert r["headline v1 (DS CN32 / DASH-LW CN16)"] == pytest.approx(4.83, abs=5e-3)
+    assert r["headline v2 (DS CN32 / DASH-GPU CN16)"] == pytest.approx(5.6, abs=5e-3)
+
+
+@pytest.mark.parametrize("a", [1e-3, 1e-4])
+def test_chebyshev_decay_matches_bernstein_rho(a):
+    c = chebyshev_coefficients(4, a, 400)[0].numpy()
+    k = np.arange(50, 401)
+    slope = np.polyfit(k, np.log(np.abs(c[k])) + 0.75 * np.log(k), 1)[0]
+    assert slope == pytest.approx(-math.log(th.bernstein_rho(a)), rel=0.02)
+
+
+def test_chebyshev_needs_regularisation():
+    A = spd_stack(2, 32, 40.0, seed=8, dtype=torch.float32)
+    bad = relative_error(inverse_root(A, 4, method="chebyshev", eps=1e-10, scaling="pim"), reference_root(A, 4))
+    good = relative_error(inverse_root(A, 4, method="chebyshev", eps=1e-3, scaling="pim"),
+                          reference_root(A, 4, 1e-3))
+    assert bad > 0.05 and good < 1e-2
+
+
+def test_ten_iterations_do_not_converge_at_kappa_1e6():
+    A = spd_stack(2, 64, 1e6, seed=9, dtype=torch.float32)
+    ref = reference_root(A, 4)
+    assert relative_error(inverse_root(A, 4, method="ndb", iters=10), ref) > 0.1
+    assert relative_error(inverse_root(A, 4, method="ndb", iters=20, scaling="pim"), ref) < 1e-2
+    n, _ = iterations_to_target(A, ref, "cn", 1e-2)
+    assert 12 <= n <= 22
+
+
+# ----------------------------------------------------------------------------------- validation
+BAD_CALLS = [
+    (lambda: inverse_root(torch.ones(3, 4, dtype=F64), 4), "A"),
+    (lambda: inverse_root(torch.tensor([[1.0, 2.0], [0.0, 1.0]], dtype=F64), 4), "A"),
+    (lambda: inverse_root(torch.full((2, 2), float("nan"), dtype=F64), 4), "A"),
+    (lambda: inverse_root(torch.eye(3, dtype=torch.int64), 4), "A"),
+    (lambda: inverse_root(torch.eye(3, dtype=F64), 0.5), "p"),
+    (lambda: inverse_root(torch.eye(3, dtype=F64), 4, iters=0), "iters"),
+    (lambda: inverse_root(torch.eye(3, dtype=F64), 3, method="ndb"), "p"),
+    (lambda: inverse_root(torch.eye(3, dtype=F64), 2.5, method="cn"), "p"),
+    (lambda: inverse_root(torch.eye(3, dtype=F64), 4, method="svd"), "method"),
+    (lambda: inverse_root(torch.eye(3, dtype=F64), 4, scaling="max"), "scaling"),
+    (lambda: inverse_root(torch.eye(3, dtype=F64), 4, eps=-1.0), "eps"),
+    (lambda: Shampoo([torch.zeros(2, 2, requires_grad=True)], lr=-1.0), "lr"),
+    (lambda: Shampoo([torch.zeros(2, 2, requires_grad=True)], betas=(0.9, 1.5, 0.9)), "beta_LR"),
+    (lambda: Shampoo([torch.zeros(2, 2, requires_grad=True)], block_size=0), "block_size"),
+    (lambda: Shampoo([torch.zeros(2, 2, requires_grad=True)], method="lu"), "method"),
+    (lambda: spd_stack(2, 4, kappa=0.5), "kappa"),
+]
+
+
+@pytest.mark.parametrize(("call", "name"), BAD_CALLS)
+def test_bad_arguments_raise(call, name):
+    with pytest.raises(ValueError, match=f"Invalid {name}"):
+        call()
+
+
+@settings(max_examples=25, deadline=None)
+@given(p=st.floats(-10, 0.999), iters=st.integers(-5, 0))
+def test_property_bad_p_and_iters(p, iters):
+    with pytest.raises(ValueError, match="Invalid p"):
+        inverse_root(torch.eye(2, dtype=F64), p, method="evd")
+    with pytest.raises(ValueError, match="Invalid iters"):
+        inverse_root(torch.eye(2, dtype=F64), 4, iters=iters)
+
+
+@settings(max_examples=20, deadline=None)
+@given(m=st.integers(1, 40), n=st.integers(1, 40), b=st.integers(1, 16))
+def test_property_tiles_cover_matrix_once(m, n, b):
+    cover = torch.zeros(m, n)
+    for (bm, bn), tiles in tile_slices((m, n), b).items():
+        for rs, cs in tiles:
+            assert (rs.stop - rs.start, cs.stop - cs.start) == (bm, bn) and bm <= b and bn <= b
+            cover[rs, cs] += 1
+    assert torch.all(cover == 1)
+
+
+# ----------------------------------------------------------------------------------- optimizer
+def _quadratic_problem(seed=0):
+    g = torch.Generator().manual_seed(seed)
+    H = spd_stack(1, 20, 100.0, seed=seed)[0].float()
+    W = torch.randn(20, 12, generator=g, requires_grad=True)
+    b = torch.randn(12, generator=g, requires_grad=True)
+    return H, W, b
+
+
+def _run(method, steps=20, stacked=True, block_size=8):
+    H, W, b = _quadratic_problem()
+    opt = Shampoo([W, b], lr=0.05, method=method, block_size=block_size, stacked=stacked,
+                  eps=1e-6 if method in ("evd", "chebyshev") else 0.0, iters=12)
+    losses = []
+    for _ in range(steps):
+        loss = 0.5 * (W * (H @ W)).sum() + (b**2).sum()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses, W.detach().clone()
+
+
+@pytest.mark.parametrize("method", ["ndb", "cn", "evd", "chebyshev"])
+def test_shampoo_decreases_loss(method):
+    losses, _ = _run(method)
+    assert all(math.isfinite(x) for x in losses)
+    assert losses[-1] < 0.2 * losses[0]
+
+
+def test_shampoo_stacked_equals_looped():
+    _, W1 = _run("ndb", steps=5, stacked=True)
+    _, W2 = _run("ndb", steps=5, stacked=False)
+    assert torch.allclose(W1, W2, rtol=1e-5, atol=1e-6)
+
+
+def test_shampoo_first_step_matches_hand_computation():
+    torch.manual_seed(0)
+    W = torch.randn(6, 4, dtype=F64, requires_grad=True)
+    G = torch.randn(6, 4, dtype=F64)
+    W0 = W.detach().clone()
+    W.grad = G.clone()
+    Shampoo([W], lr=0.1, method="evd", eps=1e-12, block_size=8).step()
+    L, R = 0.05 * G @ G.T, 0.05 * G.T @ G
+    U = reference_root(L + 1e-12 * torch.eye(6, dtype=F64), 4, 1e-12) @ G @ reference_root(
+        R + 1e-12 * torch.eye(4, dtype=F64), 4, 1e-12)
+    Pg = G / (G.abs() + 1e-8)  # Adam's first step: m̂/√v̂ = g/|g|
+    P = U * Pg.norm() / U.norm()
+    assert torch.allclose(W.detach(), W0 - 0.1 * P, rtol=1e-6, atol=1e-8)
+
+
+def test_train_shampoo_runs_and_loss_falls():
+    run = train_shampoo("ndb", steps=15, hidden=16, batch=32)
+    assert len(run.loss) == 15 and all(math.isfinite(x) for x in run.loss)
+    assert np.mean(run.loss[-5:]) < np.mean(run.loss[:5])
+
+
+# ----------------------------------------------------------------------------------- widget
+@pytest.mark.parametrize("method", ["ndb", "cn", "evd", "chebyshev"])
+@pytest.mark.parametrize(("iters", "log10_kappa", "block_size", "scaling"),
+                         [(1, 0.0, 16, "fro"), (30, 8.0, 16, "pi"), (1, 8.0, 16, "pim"), (30, 0.0, 16, "fro")])
+def test_widget_compute_never_raises(method, iters, log10_kappa, block_size, scaling):
+    res = solver_panel(method, iters, scaling, log10_kappa, block_size)
+    for key in ("solver", "evd"):
+        assert res[key]["status"] in ("ok", "diverged")
+        assert res[key]["ms"] >= 0
+
+
+def test_widget_builds():
+    from theorybook.dash_shampoo.widgets import explorer
+
+    w = explorer(block_size=16)
+    assert len(w.children) == 3
+
+
+def test_widget_reports_divergence_instead_of_raising():
+    res = solver_panel("ndb", 30, "pi", 8.0, 128)  # fp32 cannot resolve κ = 1e8: NDB leaves its basin
+    assert res["solver"]["status"] == "diverged"
+
+
+@pytest.mark.parametrize("degree", [1, 2, 3, 7, 20])
+def test_clenshaw_equals_direct_chebyshev_sum(degree):
+    lam = torch.tensor([1.0, 0.6, 0.2, 0.05], dtype=F64)
+    s = float(lam.norm())  # Frobenius scale of diag(λ)
+    c = chebyshev_coefficients(4, 1e-2 / s, degree)[0].numpy()
+    expected = np.polynomial.chebyshev.chebval(2 * lam.numpy() / s - 1, c) * s**-0.25
+    X = inverse_root(torch.diag(lam), 4, method="chebyshev", degree=degree, eps=1e-2)
+    assert np.allclose(torch.diagonal(X).numpy(), expected, rtol=1e-12)
