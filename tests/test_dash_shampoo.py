@@ -299,7 +299,7 @@ def test_widget_builds():
     from theorybook.dash_shampoo.widgets import explorer
 
     w = explorer(block_size=16)
-    assert len(w.children) == 3
+    assert len(w.children) == 4  # two rows of controls, status line, figure
 
 
 def test_widget_reports_divergence_instead_of_raising():
