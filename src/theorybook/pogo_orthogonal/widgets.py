@@ -10,7 +10,7 @@ from .. import validate
 from ..plotting import figure, label_axes
 from .dynamics import METHODS, Trace, procrustes_problem, run_method
 
-__all__ = ["explore", "explorer", "plot_runs", "LR_RANGE", "B_RANGE", "P_RANGE"]
+__all__ = ["explore", "render", "explorer", "plot_runs", "LR_RANGE", "B_RANGE", "P_RANGE"]
 
 LR_RANGE = (1e-3, 10.0)
 B_RANGE = (1, 24)
@@ -27,11 +27,14 @@ def explore(method: str = "pogo-sgd", lr: float = 0.3, b: int = 16, p: int = 16,
     validate.integer("p", p, P_RANGE[0])
     validate.integer("steps", steps, 1)
     problem = procrustes_problem(b, p, seed, dtype=torch.float32, device="cpu")
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # tiny batched problems: extra threads only add sync cost (batched LU suffers most)
     try:
         return run_method(problem, method, lr, steps, record_every=1)
-    except (RuntimeError, ValueError, ArithmeticError) as err:  # e.g. a retraction failing on NaN input
-        del err
+    except (RuntimeError, ValueError, ArithmeticError):  # e.g. a retraction failing on NaN input
         return Trace(method, [0], [0.0], [1.0], [0.0], diverged=True)
+    finally:
+        torch.set_num_threads(threads)
 
 
 def _draw(trace: Trace, ax_gap, ax_inf) -> None:
@@ -44,32 +47,30 @@ def _draw(trace: Trace, ax_gap, ax_inf) -> None:
     label_axes(ax_inf, "step", "max ‖XXᵀ − I‖_F", f"peak {trace.max_infeas:.1e}")
 
 
+def render(method: str = "pogo-sgd", lr: float = 0.3, b: int = 16, p: int = 16):
+    """The panel's pure draw: run :func:`explore` and return ``(fig, trace)`` (``trace.label`` is the status)."""
+    trace = explore(method, lr, b, p)
+    fig, axes = figure(2, 1, width=4.0, height=3.0)
+    _draw(trace, axes[0], axes[1])
+    return fig, trace
+
+
 def explorer(method: str = "pogo-sgd", lr: float = 0.3, b: int = 16, p: int = 16):
-    """An ipywidgets panel (method, log-lr, b, p) re-running :func:`explore` (≤ 0.25 s on a CPU)."""
+    """An ipywidgets panel (method, log-lr, b, p) re-running :func:`render` (≤ 0.25 s on a CPU), wired with the
+    book's shared :func:`theorybook.widgets.live_panel`."""
     import ipywidgets as w
-    import matplotlib.pyplot as plt
+
+    from ..widgets import live_panel
 
     validate.one_of("method", method, METHODS)
-    m = w.Dropdown(options=list(METHODS), value=method, description="method")
-    lr_s = w.FloatLogSlider(value=lr, base=10, min=math.log10(LR_RANGE[0]), max=math.log10(LR_RANGE[1]),
-                            step=0.1, description="lr η")
-    b_s = w.IntSlider(value=b, min=B_RANGE[0], max=B_RANGE[1], description="matrices b")
-    p_s = w.IntSlider(value=p, min=P_RANGE[0], max=P_RANGE[1], description="size p")
-    out = w.Output()
-
-    def update(*_):
-        trace = explore(m.value, lr_s.value, b_s.value, p_s.value)
-        with out:
-            out.clear_output(wait=True)
-            fig, axes = figure(2, 1, width=4.0, height=3.0)
-            _draw(trace, axes[0], axes[1])
-            plt.show()
-
-    for c in (m, lr_s, b_s, p_s):
-        c.observe(update, names="value")
-    update()
-    panel = w.VBox([w.HBox([m, lr_s]), w.HBox([b_s, p_s]), out])
-    return panel
+    controls = {
+        "method": w.Dropdown(options=list(METHODS), value=method, description="method"),
+        "lr": w.FloatLogSlider(value=lr, base=10, min=math.log10(LR_RANGE[0]), max=math.log10(LR_RANGE[1]),
+                               step=0.1, description="lr η"),
+        "b": w.IntSlider(value=b, min=B_RANGE[0], max=B_RANGE[1], description="matrices b"),
+        "p": w.IntSlider(value=p, min=P_RANGE[0], max=P_RANGE[1], description="size p"),
+    }
+    return live_panel(controls, render, rows=[["method", "lr"], ["b", "p"]])
 
 
 def plot_runs(runs: dict[str, Trace], title: str):

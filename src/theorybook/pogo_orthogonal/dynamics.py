@@ -1,0 +1,581 @@
+r"""POGO and its baselines on stacks of orthonormal matrices — batched torch, device-agnostic.
+
+Convention (Javaloy & Vergari, 2026): a parameter is a stack :math:`X\in\mathbb R^{b\times p\times n}` with
+:math:`p\le n` and :math:`XX^\top = I_p` (row-orthonormal). A tall stack (``p > n``) is read as
+column-orthonormal and handled through its transpose, so every function below accepts either.
+
+One POGO step with the base optimiser's direction :math:`\tilde G` and learning rate :math:`\eta`:
+
+.. math::
+
+    \Psi = \tfrac12\,(XX^\top\tilde G - X\tilde G^\top X),\qquad
+    M = X - \eta\Psi,\qquad
+    X^+ = M + \lambda\,(M - MM^\top M),\quad \lambda=\tfrac12 .
+
+The baselines share :math:`\Psi` (the canonical-metric Riemannian gradient, also Landing's relative gradient), so
+they differ only in how they return to the manifold: Landing adds the normal field
+:math:`\lambda_L(XX^\top-I)X` with its safe step; Riemannian GD retracts with QR or with the Cayley transform.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cached_property
+
+import torch
+
+from .. import validate
+from ..device import resolve_device, resolve_dtype
+
+__all__ = [
+    "POGO",
+    "relative_gradient",
+    "normal_correction",
+    "quartic_lambda",
+    "landing_step",
+    "qr_retraction",
+    "cayley_step",
+    "infeasibility",
+    "random_orthonormal",
+    "Procrustes",
+    "PCA",
+    "procrustes_problem",
+    "pca_problem",
+    "Trace",
+    "METHODS",
+    "run_method",
+    "time_to_target",
+    "one_step_infeasibility",
+    "product_count",
+]
+
+#: Largest ‖XXᵀ − I‖_F accepted for a starting point, by dtype (round-off of a QR factor times a margin).
+ORTHO_TOL = {torch.float64: 1e-8, torch.float32: 1e-4, torch.float16: 1e-1, torch.bfloat16: 1e-1}
+#: VectorAdam's ε in m̂/(√v̂ + ε).
+VADAM_EPS = 1e-8
+
+
+# ---------------------------------------------------------------------------------------------- geometry
+def _rows(X: torch.Tensor) -> torch.Tensor:
+    """The row-orthonormal view: ``X`` if ``p ≤ n`` else ``Xᵀ`` (a view, no copy)."""
+    return X if X.shape[-2] <= X.shape[-1] else X.mT
+
+
+def _check_stack(name: str, X: torch.Tensor) -> None:
+    if not isinstance(X, torch.Tensor) or X.ndim < 2 or not X.is_floating_point():
+        raise ValueError(f"Invalid {name}: must be a floating tensor with ≥ 2 dimensions (got {type(X).__name__}"
+                         f"{'' if not isinstance(X, torch.Tensor) else ' of shape ' + str(tuple(X.shape))})")
+
+
+def infeasibility(X: torch.Tensor) -> torch.Tensor:
+    r"""Per-matrix :math:`\lVert XX^\top - I_p\rVert_F` on the short side (shape ``X.shape[:-2]``)."""
+    _check_stack("X", X)
+    R = _rows(X)
+    eye = torch.eye(R.shape[-2], dtype=R.dtype, device=R.device)
+    return torch.linalg.matrix_norm(R @ R.mT - eye)
+
+
+def _check_orthonormal(name: str, X: torch.Tensor) -> None:
+    _check_stack(name, X)
+    tol = ORTHO_TOL.get(X.dtype, 1e-4) * math.sqrt(min(X.shape[-2:]))
+    err = float(infeasibility(X).max()) if X.numel() else 0.0
+    if not math.isfinite(err) or err > tol:
+        raise ValueError(f"Invalid {name}: max ‖XXᵀ − I‖_F = {err:.3g} (must be ≤ {tol:.3g}: the stack must be "
+                         "orthonormal at the start)")
+
+
+def random_orthonormal(b: int, p: int, n: int, *, generator: torch.Generator | None = None,
+                       dtype: torch.dtype | None = None, device: str | torch.device | None = None) -> torch.Tensor:
+    """``b`` Haar-random row-orthonormal ``p × n`` matrices (QR of a Gaussian with the sign of diag R fixed)."""
+    validate.integer("b", b, 1)
+    validate.integer("p", p, 1)
+    validate.integer("n", n, 1)
+    if p > n:
+        raise ValueError(f"Invalid p: {p} (must be ≤ n = {n})")
+    Z = torch.randn(b, n, p, generator=generator, dtype=torch.float64)
+    Q, R = torch.linalg.qr(Z)
+    Q = Q * torch.sign(torch.diagonal(R, dim1=-2, dim2=-1)).unsqueeze(-2)
+    return Q.mT.contiguous().to(resolve_device(device), resolve_dtype(dtype))
+
+
+def relative_gradient(X: torch.Tensor, G: torch.Tensor) -> torch.Tensor:
+    r""":math:`\Psi = \tfrac12(XX^\top G - XG^\top X)` (rows), the canonical-metric Riemannian gradient.
+
+    For orthonormal ``X``, :math:`\Psi X^\top` is skew, i.e. :math:`\Psi` is tangent. Four products as written;
+    returned in the orientation of ``X``.
+    """
+    _check_stack("X", X)
+    if G.shape != X.shape:
+        raise ValueError(f"Invalid G: shape {tuple(G.shape)} (must equal X's shape {tuple(X.shape)})")
+    R, D = _rows(X), _rows(G)
+    Psi = 0.5 * ((R @ R.mT) @ D - (R @ D.mT) @ R)
+    return Psi if R is X else Psi.mT
+
+
+def normal_correction(M: torch.Tensor, lam: float | torch.Tensor = 0.5) -> torch.Tensor:
+    r""":math:`X^+ = M + \lambda(M - MM^\top M)`; with :math:`\lambda=\tfrac12` one Newton–Schulz polar step.
+
+    If :math:`MM^\top = I + E` then :math:`X^+X^{+\top} - I = (I+E)(I-\lambda E)^2 - I`, which is
+    :math:`-\tfrac34E^2 + \tfrac14E^3` at :math:`\lambda = \tfrac12`. ``lam`` may be a tensor broadcast per matrix.
+    """
+    _check_stack("M", M)
+    R = _rows(M)
+    out = R + lam * (R - (R @ R.mT) @ R)
+    return out if R is M else out.mT
+
+
+def quartic_lambda(M: torch.Tensor) -> torch.Tensor:
+    r"""Per-matrix λ minimising :math:`q(\lambda)=\lVert (M+\lambda B)(M+\lambda B)^\top - I\rVert_F^2`,
+    :math:`B = M - MM^\top M`.
+
+    With :math:`P = MM^\top`: :math:`C_0 = P-I`, :math:`C_1 = AB^\top + BA^\top = 2(P-P^2)`,
+    :math:`C_2 = BB^\top = (I-P)P(I-P)`, and :math:`q = \lVert C_0 + \lambda C_1 + \lambda^2 C_2\rVert^2` has
+    coefficients :math:`\lVert C_2\rVert^2,\ 2\langle C_1,C_2\rangle,\ 2\langle C_0,C_2\rangle+\lVert C_1\rVert^2,\
+    2\langle C_0,C_1\rangle,\ \lVert C_0\rVert^2`. [reconstruction] The authors take the complex root of q with the
+    smallest imaginary part; we take the best real critical point of q (roots of the cubic q′, computed in float64)
+    among {those, ½}, so q(λ) ≤ q(½) always. Returns shape ``M.shape[:-2] + (1, 1)``.
+    """
+    _check_stack("M", M)
+    R = _rows(M).to(torch.float64)
+    P = R @ R.mT
+    eye = torch.eye(P.shape[-1], dtype=P.dtype, device=P.device)
+    C0, half_C1 = P - eye, P - P @ P
+    C1, C2 = 2 * half_C1, half_C1 @ (eye - P)  # (P − P²)(I − P) = (I − P)P(I − P): all commute
+
+    def ip(U: torch.Tensor, V: torch.Tensor) -> torch.Tensor:
+        return (U * V).sum((-2, -1))
+
+    c4, c3 = ip(C2, C2), 2 * ip(C1, C2)
+    c2, c1, c0 = 2 * ip(C0, C2) + ip(C1, C1), 2 * ip(C0, C1), ip(C0, C0)
+    coef = torch.stack([c4, c3, c2, c1, c0], -1)  # (..., 5), highest degree first
+    scale = c4.clamp_min(torch.finfo(torch.float64).tiny)
+    # cubic q'(λ)/ (4 c4) = λ³ + a λ² + b λ + c  → companion matrix eigenvalues
+    a, b, c = 3 * c3 / (4 * scale), 2 * c2 / (4 * scale), c1 / (4 * scale)
+    comp = torch.zeros(*c4.shape, 3, 3, dtype=torch.float64, device=P.device)
+    comp[..., 0, :] = torch.stack([-a, -b, -c], -1)
+    comp[..., 1, 0] = 1.0
+    comp[..., 2, 1] = 1.0
+    ok = torch.isfinite(comp).all(-1).all(-1)
+    comp = torch.where(ok[..., None, None], comp, torch.zeros_like(comp))
+    cand = torch.linalg.eigvals(comp).real
+    cand = torch.cat([cand, torch.full_like(cand[..., :1], 0.5)], -1)  # (..., 4)
+    powers = cand.unsqueeze(-1) ** torch.arange(4, -1, -1, dtype=torch.float64, device=P.device)
+    q = (powers * coef.unsqueeze(-2)).sum(-1)
+    q = torch.where(torch.isfinite(q), q, torch.full_like(q, math.inf))
+    best = cand.gather(-1, q.argmin(-1, keepdim=True)).squeeze(-1)
+    best = torch.where(ok & (c4 > 0), best, torch.full_like(best, 0.5))
+    return best.to(M.dtype)[..., None, None]
+
+
+# ---------------------------------------------------------------------------------------------- baselines
+def _check_step_args(X: torch.Tensor, G: torch.Tensor, lr: float) -> None:
+    _check_stack("X", X)
+    if not isinstance(G, torch.Tensor) or G.shape != X.shape:
+        raise ValueError(f"Invalid G: shape {tuple(getattr(G, 'shape', ()))} (must equal X's shape "
+                         f"{tuple(X.shape)})")
+    validate.positive("lr", lr)
+
+
+def landing_step(X: torch.Tensor, G: torch.Tensor, lr: float, *, lam: float = 1.0,
+                 eps: float = 0.5) -> torch.Tensor:
+    r"""One Landing step (Ablin et al.) with its safe step; returns the new stack (pure).
+
+    Field :math:`\Lambda = \Psi + \lambda_L(XX^\top - I)X`. With :math:`d=\lVert XX^\top-I\rVert_F`,
+    :math:`g=\lVert\Lambda\rVert_F`, :math:`\beta=\lambda_L d(1-d)`, :math:`\alpha=g^2`:
+    :math:`\eta^* = (\beta+\sqrt{\beta^2+\alpha\max(\varepsilon-d,0)})/(\alpha+10^{-7})` and
+    :math:`X^+ = X - \min(\eta,\eta^*,1/(2\lambda_L))\,\Lambda`, per matrix. Five products.
+    """
+    _check_step_args(X, G, lr)
+    validate.positive("lam", lam)
+    validate.in_range("eps", eps, 0.0, 1.0, low_open=True)
+    R, D = _rows(X), _rows(G)
+    eye = torch.eye(R.shape[-2], dtype=R.dtype, device=R.device)
+    S = R @ R.mT
+    field = 0.5 * (S @ D - (R @ D.mT) @ R) + lam * ((S - eye) @ R)
+    d = torch.linalg.matrix_norm(S - eye)[..., None, None]
+    alpha = field.square().sum((-2, -1), keepdim=True)
+    beta = lam * d * (1 - d)
+    safe = (beta + torch.sqrt(beta.square() + alpha * (eps - d).clamp_min(0))) / (alpha + 1e-7)
+    step = torch.clamp(safe, max=min(float(lr), 1 / (2 * lam)))
+    out = R - step * field
+    return out if R is X else out.mT
+
+
+def qr_retraction(X: torch.Tensor, G: torch.Tensor, lr: float) -> torch.Tensor:
+    r"""One Riemannian GD step with the QR retraction: :math:`X^+ = \mathrm{qf}(X - \eta\Psi)` (pure).
+
+    ``qf`` is the orthonormal factor of a thin QR with the signs of diag R made positive (so the retraction is
+    continuous and equals the identity at :math:`\eta = 0`).
+    """
+    _check_step_args(X, G, lr)
+    R = _rows(X)
+    Y = (R - lr * _rows(relative_gradient(X, G))).mT  # n × p, column form
+    Q, Rf = torch.linalg.qr(Y)
+    sign = torch.sign(torch.diagonal(Rf, dim1=-2, dim2=-1))
+    Q = Q * torch.where(sign == 0, torch.ones_like(sign), sign).unsqueeze(-2)
+    return Q.mT if R is X else Q
+
+
+def cayley_step(X: torch.Tensor, G: torch.Tensor, lr: float) -> torch.Tensor:
+    r"""One Riemannian GD step along the Cayley curve (Wen & Yin), exactly orthonormal in exact arithmetic.
+
+    In column form :math:`Y = X^\top` (``n × p``) with gradient :math:`G_c = G^\top`, the skew generator
+    :math:`W = \tfrac12(G_cY^\top - YG_c^\top)` satisfies :math:`WY = \Psi^\top` on the manifold, and
+    :math:`Y^+ = (I + \tfrac\eta2 W)^{-1}(I - \tfrac\eta2 W)Y`. When ``2p < n`` the low-rank form
+    :math:`W = UV^\top`, :math:`U=\tfrac12[G_c, Y]`, :math:`V=[Y,-G_c]` gives
+    :math:`Y^+ = Y - \eta U(I_{2p} + \tfrac\eta2 V^\top U)^{-1}V^\top Y` (a ``2p × 2p`` solve); otherwise the
+    ``n × n`` system is solved directly.
+    """
+    _check_step_args(X, G, lr)
+    R = _rows(X)
+    Y, Gc = R.mT, _rows(G).mT
+    n, p = Y.shape[-2], Y.shape[-1]
+    if 2 * p < n:
+        U = 0.5 * torch.cat([Gc, Y], -1)
+        V = torch.cat([Y, -Gc], -1)
+        eye = torch.eye(2 * p, dtype=Y.dtype, device=Y.device)
+        Yn = Y - lr * (U @ torch.linalg.solve(eye + (0.5 * lr) * (V.mT @ U), V.mT @ Y))
+    else:
+        W = 0.5 * (Gc @ Y.mT - Y @ Gc.mT)
+        eye = torch.eye(n, dtype=Y.dtype, device=Y.device)
+        Yn = torch.linalg.solve(eye + (0.5 * lr) * W, Y - (0.5 * lr) * (W @ Y))
+    return Yn.mT if R is X else Yn
+
+
+# ---------------------------------------------------------------------------------------------- POGO
+class POGO(torch.optim.Optimizer):
+    r"""POGO: base optimiser → relative gradient → tangent step → one-step normal correction.
+
+    Parameters are stacks ``(..., p, n)`` orthonormal at construction (rows if ``p ≤ n``, else columns).
+
+    * ``base="sgd"``: :math:`\tilde G = \mathrm{buf} \leftarrow \mu\,\mathrm{buf} + G` (``momentum`` μ; plain
+      gradient when μ = 0).
+    * ``base="vadam"`` (VectorAdam): :math:`m\leftarrow\beta_1 m+(1-\beta_1)G`, one scalar per matrix
+      :math:`v\leftarrow\beta_2 v+(1-\beta_2)\lVert G\rVert_F^2`,
+      :math:`\tilde G=\hat m/(\sqrt{\hat v}+10^{-8})` with bias correction.
+
+    Then :math:`\Psi=\tfrac12(XX^\top\tilde G-X\tilde G^\top X)`, :math:`M=X-\eta\Psi`,
+    :math:`X^+=M+\lambda(M-MM^\top M)` with ``lam`` (½ = one Newton–Schulz polar step), or, every
+    ``lambda_every`` = k > 0 steps, λ from :func:`quartic_lambda`. Six batched products per step (see
+    :func:`product_count`). Works on any device; state lives with the parameter.
+    """
+
+    def __init__(self, params, lr: float, *, base: str = "sgd", momentum: float = 0.0,
+                 betas: tuple[float, float] = (0.9, 0.999), lam: float = 0.5, lambda_every: int = 0):
+        validate.positive("lr", lr)
+        validate.one_of("base", base, ("sgd", "vadam"))
+        validate.in_range("momentum", momentum, 0.0, 1.0)
+        if not isinstance(betas, tuple | list) or len(betas) != 2:
+            raise ValueError(f"Invalid betas: {betas!r} (must be a pair (beta1, beta2))")
+        validate.in_range("beta1", betas[0], 0.0, 1.0)
+        validate.in_range("beta2", betas[1], 0.0, 1.0)
+        validate.in_range("lam", lam, 0.0, 1.0, low_open=True)
+        validate.integer("lambda_every", lambda_every, 0)
+        defaults = dict(lr=lr, base=base, momentum=momentum, betas=tuple(betas), lam=lam,
+                        lambda_every=lambda_every)
+        super().__init__(params, defaults)
+        for group in self.param_groups:
+            for i, X in enumerate(group["params"]):
+                _check_orthonormal(f"params[{i}]", X.detach())
+
+    @torch.no_grad()
+    def step(self, closure: Callable[[], torch.Tensor] | None = None):
+        loss = None
+        if closure is not None:
+            with torch.enable_grad():
+                loss = closure()
+        for group in self.param_groups:
+            for X in group["params"]:
+                if X.grad is not None:
+                    self._update(X, X.grad, group, self.state[X])
+        return loss
+
+    @staticmethod
+    def _update(X: torch.Tensor, G: torch.Tensor, group: dict, state: dict) -> None:
+        state["step"] = t = state.get("step", 0) + 1
+        if group["base"] == "sgd":
+            if group["momentum"] > 0:
+                buf = state.get("momentum_buffer")
+                if buf is None:
+                    buf = state["momentum_buffer"] = G.clone()
+                else:
+                    buf.mul_(group["momentum"]).add_(G)
+                G = buf
+        else:
+            b1, b2 = group["betas"]
+            if "exp_avg" not in state:
+                state["exp_avg"] = torch.zeros_like(G)
+                state["exp_avg_sq"] = G.new_zeros(G.shape[:-2] + (1, 1))
+            m, v = state["exp_avg"], state["exp_avg_sq"]
+            m.lerp_(G, 1 - b1)
+            v.mul_(b2).add_(G.square().sum((-2, -1), keepdim=True), alpha=1 - b2)
+            denom = (v / (1 - b2**t)).sqrt_().add_(VADAM_EPS)
+            G = (m / (1 - b1**t)) / denom
+        R, D = _rows(X), _rows(G)
+        M = R - group["lr"] * (0.5 * ((R @ R.mT) @ D - (R @ D.mT) @ R))
+        k = group["lambda_every"]
+        lam = quartic_lambda(M) if k > 0 and t % k == 0 else group["lam"]
+        R.copy_(M + lam * (M - (M @ M.mT) @ M))
+
+
+# ---------------------------------------------------------------------------------------------- problems
+@dataclass(frozen=True)
+class Procrustes:
+    r"""b orthogonal Procrustes problems :math:`f_i(X_i)=\tfrac12\lVert X_iA_i-B_i\rVert_F^2`, :math:`X_i\in O(p)`.
+
+    The exact optimum in the connected component of the start :math:`X_{0,i}` is
+    :math:`X^*_i = U\,\mathrm{diag}(1,\dots,1,s)\,V^\top` from :math:`B_iA_i^\top = U\Sigma V^\top`, with
+    :math:`s=\pm1` chosen so that :math:`\det X^*_i=\det X_{0,i}` (no continuous method can change the sign of the
+    determinant). ``gap`` is the relative gap :math:`(F(X)-F^*)/(F(X_0)-F^*)`, F = Σ f_i.
+    """
+
+    A: torch.Tensor
+    B: torch.Tensor
+    X0: torch.Tensor
+    X_star: torch.Tensor
+    lipschitz: float
+
+    def losses(self, X: torch.Tensor) -> torch.Tensor:
+        return 0.5 * (X @ self.A - self.B).square().sum((-2, -1))
+
+    def loss(self, X: torch.Tensor) -> torch.Tensor:
+        return self.losses(X).sum()
+
+    def grad(self, X: torch.Tensor) -> torch.Tensor:
+        return (X @ self.A - self.B) @ self.A.mT
+
+    @cached_property
+    def _f_star_f0(self) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.loss(self.X_star), self.loss(self.X0)
+
+    def gap(self, X: torch.Tensor) -> float:
+        f_star, f0 = self._f_star_f0
+        return float((self.loss(X) - f_star) / (f0 - f_star))
+
+
+@dataclass(frozen=True)
+class PCA:
+    r"""PCA on the Stiefel manifold: :math:`f(X) = -\tfrac12\mathrm{tr}(X^\top AX)`, :math:`X\in\mathbb R^{n\times p}`,
+    :math:`X^\top X=I_p` (a ``(1, n, p)`` stack, column-orthonormal). :math:`f^* = -\tfrac12\sum_{i\le p}\lambda_i`;
+    ``gap`` is :math:`(f(X)-f^*)/|f^*|` as in the authors' example.
+    """
+
+    A: torch.Tensor
+    X0: torch.Tensor
+    f_star: float
+    lipschitz: float
+
+    def loss(self, X: torch.Tensor) -> torch.Tensor:
+        return -0.5 * (X * (self.A @ X)).sum()
+
+    def grad(self, X: torch.Tensor) -> torch.Tensor:
+        return -(self.A @ X)
+
+    def gap(self, X: torch.Tensor) -> float:
+        return float((self.loss(X) - self.f_star) / abs(self.f_star))
+
+
+def procrustes_problem(b: int, p: int, seed: int, *, noise: float = 0.3, dtype: torch.dtype | None = None,
+                       device: str | torch.device | None = None) -> Procrustes:
+    r"""``b`` random ``p × p`` Procrustes problems: :math:`A_i\in\mathbb R^{p\times 2p}` with entries
+    :math:`\mathcal N(0, 1/2p)`, :math:`B_i = Q_iA_i + \sigma N_i` (Haar :math:`Q_i`, σ = ``noise``), start
+    :math:`X_{0,i}` Haar-random. ``lipschitz`` = :math:`\max_i\lambda_{\max}(A_iA_i^\top)`.
+    """
+    validate.integer("b", b, 1)
+    validate.integer("p", p, 1)
+    validate.integer("seed", seed, 0)
+    validate.in_range("noise", noise, 0.0, math.inf)
+    gen = torch.Generator().manual_seed(seed)
+    m = 2 * p
+    A = torch.randn(b, p, m, generator=gen, dtype=torch.float64) / math.sqrt(m)
+    Q = random_orthonormal(b, p, p, generator=gen, device="cpu")
+    B = Q @ A + noise * torch.randn(b, p, m, generator=gen, dtype=torch.float64) / math.sqrt(m)
+    X0 = random_orthonormal(b, p, p, generator=gen, device="cpu")
+    U, _, Vh = torch.linalg.svd(B @ A.mT)
+    s = torch.sign(torch.linalg.det(X0) * torch.linalg.det(U) * torch.linalg.det(Vh))
+    D = torch.ones(b, p, dtype=torch.float64)
+    D[:, -1] = s
+    X_star = (U * D.unsqueeze(-2)) @ Vh
+    L = float(torch.linalg.eigvalsh(A @ A.mT).max())
+    dev, dt = resolve_device(device), resolve_dtype(dtype)
+    return Procrustes(*(t.to(dev, dt) for t in (A, B, X0, X_star)), lipschitz=L)
+
+
+def pca_problem(n: int, p: int, cond: float, seed: int, *, dtype: torch.dtype | None = None,
+                device: str | torch.device | None = None) -> PCA:
+    r"""PCA with :math:`A = Q\,\mathrm{diag}(10\cdot\mathrm{logspace}(-\log_{10}\kappa, 0, n))\,Q^\top`
+    (condition number κ = ``cond``), Haar Q, Haar column-orthonormal start; ``p > n`` raises."""
+    validate.integer("n", n, 1)
+    validate.integer("p", p, 1)
+    if p > n:
+        raise ValueError(f"Invalid p: {p} (must be ≤ n = {n})")
+    validate.in_range("cond", cond, 1.0, math.inf)
+    validate.integer("seed", seed, 0)
+    gen = torch.Generator().manual_seed(seed)
+    lam = 10 * torch.logspace(-math.log10(cond), 0, n, dtype=torch.float64)
+    Q = random_orthonormal(1, n, n, generator=gen, device="cpu")[0]
+    A = (Q * lam) @ Q.mT
+    A = 0.5 * (A + A.mT)
+    X0 = random_orthonormal(1, p, n, generator=gen, device="cpu").mT.contiguous()
+    f_star = -0.5 * float(lam.sort(descending=True).values[:p].sum())
+    dev, dt = resolve_device(device), resolve_dtype(dtype)
+    return PCA(A.to(dev, dt), X0.to(dev, dt), f_star, lipschitz=float(lam.max()))
+
+
+# ---------------------------------------------------------------------------------------------- runs
+@dataclass(frozen=True)
+class Trace:
+    """A run: at each recorded step, cumulative optimiser-step seconds, gap and max ‖XXᵀ − I‖_F."""
+
+    method: str
+    step: list[int]
+    time: list[float]
+    gap: list[float]
+    infeas: list[float]
+    diverged: bool
+
+    @property
+    def max_infeas(self) -> float:
+        return max(self.infeas) if self.infeas else math.nan
+
+    @property
+    def label(self) -> str:
+        """One status line: diverged, or the final gap and the peak infeasibility."""
+        if self.diverged:
+            return f"{self.method}: diverged at step {self.step[-1]}"
+        return (f"{self.method}: gap {self.gap[-1]:.2e} after {self.step[-1]} steps; "
+                f"peak ‖XXᵀ − I‖_F {self.max_infeas:.1e}")
+
+
+def _geoopt_adam(X: torch.Tensor, lr: float, betas: tuple[float, float]):
+    import geoopt  # optional peer library (Riemannian Adam, Bécigneul & Ganea)
+
+    P = geoopt.ManifoldParameter(_rows(X).mT.contiguous(), manifold=geoopt.EuclideanStiefel())
+    opt = geoopt.optim.RiemannianAdam([P], lr=lr, betas=betas)
+    return P, opt
+
+
+#: Method names understood by :func:`run_method`.
+METHODS = ("pogo-sgd", "pogo-vadam", "landing", "qr", "cayley", "radam-geoopt")
+
+
+def run_method(problem: Procrustes | PCA, method: str, lr: float, steps: int, *, record_every: int = 1,
+               momentum: float = 0.0, betas: tuple[float, float] = (0.9, 0.999), lam: float = 0.5,
+               lambda_every: int = 0, target: float | None = None) -> Trace:
+    """Run ``method`` from ``problem.X0`` for ``steps`` steps, timing only the optimiser step.
+
+    The loss gradient is computed outside the timed region; gap and feasibility are recorded every
+    ``record_every`` steps (untimed). A non-finite iterate (or a failed linear solve) stops the run as diverged;
+    with ``target`` the run also stops at the first recorded gap ≤ target.
+    """
+    validate.one_of("method", method, METHODS)
+    validate.positive("lr", lr)
+    validate.integer("steps", steps, 0)
+    validate.integer("record_every", record_every, 1)
+    sync = torch.cuda.synchronize if problem.X0.is_cuda else (lambda: None)
+    X = problem.X0.clone()
+    param, opt = None, None
+    if method.startswith("pogo"):
+        param = torch.nn.Parameter(X)
+        base = "sgd" if method == "pogo-sgd" else "vadam"
+        opt = POGO([param], lr, base=base, momentum=momentum, betas=betas, lam=lam, lambda_every=lambda_every)
+    elif method == "radam-geoopt":
+        param, opt = _geoopt_adam(X, lr, betas)
+    fns = {"landing": landing_step, "qr": qr_retraction, "cayley": cayley_step}
+
+    # geoopt stores column-orthonormal (n × p) matrices: flip row-form stacks on the way in and out
+    flip = method == "radam-geoopt" and X.shape[-2] <= X.shape[-1]
+
+    def current() -> torch.Tensor:
+        if param is None:
+            return X
+        return param.detach().mT if flip else param.detach()
+
+    trace = Trace(method, [0], [0.0], [problem.gap(X)], [float(infeasibility(X).max())], False)
+    elapsed, diverged = 0.0, False
+    for t in range(1, steps + 1):
+        G = problem.grad(current())
+        if param is not None:
+            param.grad = G.mT.contiguous() if flip else G
+        sync()
+        t0 = time.perf_counter()
+        try:
+            if opt is not None:
+                opt.step()
+            else:
+                X = fns[method](X, G, lr)
+        except (RuntimeError, torch.linalg.LinAlgError):
+            diverged = True
+        sync()
+        elapsed += time.perf_counter() - t0
+        if diverged or t % record_every == 0 or t == steps:
+            Xc = current()
+            gap, inf = problem.gap(Xc), float(infeasibility(Xc).max())
+            diverged = diverged or not (math.isfinite(gap) and math.isfinite(inf)) or inf > 1e3
+            trace.step.append(t)
+            trace.time.append(elapsed)
+            trace.gap.append(gap)
+            trace.infeas.append(inf)
+            if diverged or (target is not None and gap <= target):
+                break
+    return Trace(method, trace.step, trace.time, trace.gap, trace.infeas, diverged)
+
+
+def time_to_target(trace: Trace, target: float) -> tuple[int | None, float | None]:
+    """(first recorded step, cumulative step seconds) with gap ≤ ``target``, or (None, None)."""
+    validate.positive("target", target)
+    for s, t, g in zip(trace.step, trace.time, trace.gap, strict=True):
+        if g <= target:
+            return s, t
+    return None, None
+
+
+# ---------------------------------------------------------------------------------------------- analysis
+def one_step_infeasibility(X: torch.Tensor, Psi: torch.Tensor, etas: torch.Tensor,
+                           lam: float = 0.5) -> tuple[torch.Tensor, torch.Tensor]:
+    r"""For each η: measured :math:`\lVert X^+X^{+\top}-I\rVert_F` after one POGO step from ``X`` along ``Psi``,
+    and the prediction :math:`\lVert (I+E)(I-\lambda E)^2 - I\rVert_F` with :math:`E = MM^\top - I`
+    (:math:`= \eta^2\Psi\Psi^\top` when X is orthonormal and Ψ tangent; :math:`-\tfrac34E^2+\tfrac14E^3` at λ=½).
+    ``X`` and ``Psi`` are single ``p × n`` matrices; returns two tensors shaped like ``etas``.
+    """
+    _check_orthonormal("X", X)
+    etas = torch.as_tensor(etas, dtype=X.dtype, device=X.device)
+    validate.positive("etas", etas)
+    M = X.unsqueeze(0) - etas.reshape(-1, 1, 1) * Psi.unsqueeze(0)
+    Xp = normal_correction(M, lam)
+    measured = infeasibility(Xp)
+    R = _rows(M)
+    eye = torch.eye(R.shape[-2], dtype=R.dtype, device=R.device)
+    E = R @ R.mT - eye
+    predicted = torch.linalg.matrix_norm((eye + E) @ (eye - lam * E) @ (eye - lam * E) - eye)
+    return measured.reshape(etas.shape), predicted.reshape(etas.shape)
+
+
+def product_count(method: str, b: int, p: int, n: int) -> float:
+    r"""Matrix-product flops of one step, measured with ``torch.utils.flop_counter``, in units of one
+    ``p × n`` by ``n × p`` product per matrix (:math:`2bp^2n` flops). ``method``: ``"pogo"``, ``"pogo-quartic"``,
+    ``"landing"``. QR/solve flops are not counted by the flop counter, so retractions are not offered here.
+    """
+    validate.one_of("method", method, ("pogo", "pogo-quartic", "landing"))
+    validate.integer("b", b, 1)
+    validate.integer("p", p, 1)
+    validate.integer("n", n, p)
+    from torch.utils.flop_counter import FlopCounterMode
+
+    gen = torch.Generator().manual_seed(0)
+    X = random_orthonormal(b, p, n, generator=gen, dtype=torch.float64, device="cpu")
+    G = torch.randn(b, p, n, generator=gen, dtype=torch.float64)
+    counter = FlopCounterMode(display=False)
+    if method == "landing":
+        with counter:
+            landing_step(X, G, 0.1)
+    else:
+        param = torch.nn.Parameter(X.clone())
+        param.grad = G
+        opt = POGO([param], 0.1, lambda_every=1 if method == "pogo-quartic" else 0)  # start check not counted
+        with counter:
+            opt.step()
+    return counter.get_total_flops() / (2 * b * p * p * n)

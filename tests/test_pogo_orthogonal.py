@@ -1,0 +1,309 @@
+"""Tests for theorybook.pogo_orthogonal: closed forms vs numerics, reference numbers, validation, widget."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from theorybook import pogo_orthogonal as po
+from theorybook.pogo_orthogonal import theory as th
+from theorybook.pogo_orthogonal.widgets import B_RANGE, LR_RANGE, P_RANGE, explore
+
+F64 = torch.float64
+
+
+def _stack(b=3, p=4, n=6, seed=0):
+    gen = torch.Generator().manual_seed(seed)
+    X = po.random_orthonormal(b, p, n, generator=gen, dtype=F64, device="cpu")
+    G = torch.randn(b, p, n, generator=gen, dtype=F64)
+    return X, G
+
+
+# ------------------------------------------------------------------ sympy derivations
+@pytest.mark.parametrize("derive", [th.derive_tangent_gram, th.derive_tangency, th.derive_correction_error,
+                                    th.derive_optimal_lambda, th.derive_quartic_coefficients])
+def test_derivations_hold(derive):
+    assert derive()["holds"] is True
+
+
+def test_derivation_values():
+    E = th.sp.Symbol("E")
+    assert th.sp.expand(th.derive_correction_error()["half"] - (-th.sp.Rational(3, 4) * E**2 + E**3 / 4)) == 0
+    assert th.infeasibility_order() == 4
+    e = th.sp.Symbol("e", positive=True)
+    assert th.derive_optimal_lambda()["series"].coeff(e, 1) == -th.sp.Rational(3, 8)
+
+
+# ------------------------------------------------------------------ geometry, closed forms vs numerics
+@pytest.mark.parametrize("shape", [(3, 4, 6), (2, 5, 5), (1, 1, 7)])
+def test_relative_gradient_is_tangent(shape):
+    X, G = _stack(*shape)
+    Psi = po.relative_gradient(X, G)
+    S = Psi @ X.mT
+    torch.testing.assert_close(S, -S.mT, atol=1e-12, rtol=0)
+
+
+def test_tangent_gram_and_correction_identity():
+    X, G = _stack(2, 4, 7)
+    Psi = po.relative_gradient(X, G)
+    eta = 0.3
+    M = X - eta * Psi
+    eye = torch.eye(4, dtype=F64)
+    torch.testing.assert_close(M @ M.mT, eye + eta**2 * Psi @ Psi.mT, atol=1e-12, rtol=0)
+    E = M @ M.mT - eye
+    Xp = po.normal_correction(M)
+    torch.testing.assert_close(Xp @ Xp.mT - eye, -0.75 * E @ E + 0.25 * E @ E @ E, atol=1e-12, rtol=0)
+
+
+def test_eta4_slope():
+    X, G = _stack(1, 6, 10)
+    Psi = po.relative_gradient(X, G)[0]
+    Psi = Psi / torch.linalg.matrix_norm(Psi, ord=2)
+    etas = torch.logspace(-2, -1, 6, dtype=F64)
+    meas, pred = po.one_step_infeasibility(X[0], Psi, etas)
+    torch.testing.assert_close(meas, pred, rtol=1e-6, atol=0)
+    slope = float(torch.diff(meas.log()).mean() / torch.diff(etas.log()).mean())
+    assert abs(slope - 4) < 0.05
+
+
+@pytest.mark.parametrize("lam, factor", [(0.5, 0.0), (0.25, 0.5), (0.75, 0.5)])
+def test_contraction_factor(lam, factor):
+    X, _ = _stack(1, 4, 6)
+    gen = torch.Generator().manual_seed(3)
+    M = X + 1e-5 * torch.randn(1, 4, 6, generator=gen, dtype=F64)
+    ratio = float(po.infeasibility(po.normal_correction(M, lam)) / po.infeasibility(M))
+    assert abs(ratio - factor) < 1e-3
+
+
+def test_quartic_lambda_never_worse_than_half():
+    X, G = _stack(8, 5, 9)
+    M = X - 0.8 * po.relative_gradient(X, G)
+    lam = po.quartic_lambda(M)
+    assert lam.shape == (8, 1, 1)
+    better = po.infeasibility(po.normal_correction(M, lam))
+    half = po.infeasibility(po.normal_correction(M, 0.5))
+    assert bool((better <= half * (1 + 1e-9)).all())
+    assert bool((better < half).any())
+    # near the manifold λ* → ½ − 3e/8
+    assert abs(float(po.quartic_lambda(X - 1e-4 * po.relative_gradient(X, G)).mean()) - 0.5) < 1e-3
+
+
+def test_product_counts():
+    assert po.product_count("pogo", 2, 8, 8) == 6.0
+    assert po.product_count("landing", 2, 8, 8) == 5.0
+    assert po.product_count("pogo-quartic", 2, 8, 8) == 9.0
+
+
+# ------------------------------------------------------------------ methods: orientation, batching, feasibility
+STEPS = {
+    "landing": lambda X, G: po.landing_step(X, G, 0.1),
+    "qr": lambda X, G: po.qr_retraction(X, G, 0.1),
+    "cayley": lambda X, G: po.cayley_step(X, G, 0.1),
+}
+
+
+@pytest.mark.parametrize("name", list(STEPS))
+@pytest.mark.parametrize("shape", [(3, 4, 4), (3, 3, 8), (2, 2, 9)])
+def test_steps_batched_equals_single_and_transpose(name, shape):
+    X, G = _stack(*shape)
+    f = STEPS[name]
+    out = f(X, G)
+    for i in range(shape[0]):
+        torch.testing.assert_close(out[i], f(X[i], G[i]), atol=1e-12, rtol=1e-10)
+    if shape[1] != shape[2]:  # a tall stack is the column form of the same problem (square: both are rows)
+        torch.testing.assert_close(f(X.mT, G.mT), out.mT, atol=1e-12, rtol=1e-10)
+
+
+@pytest.mark.parametrize("name", ["qr", "cayley"])
+def test_retractions_are_feasible_and_first_order(name):
+    X, G = _stack(2, 3, 8)
+    f = {"qr": po.qr_retraction, "cayley": po.cayley_step}[name]
+    assert float(po.infeasibility(f(X, G, 0.2)).max()) < 1e-12
+    eta = 1e-4
+    direction = (f(X, G, eta) - X) / eta
+    torch.testing.assert_close(direction, -po.relative_gradient(X, G), atol=1e-3, rtol=0)
+
+
+def test_cayley_low_rank_matches_full():
+    X, G = _stack(2, 2, 9)  # 2p < n → low-rank path
+    Y = po.cayley_step(X, G, 0.3)
+    W = 0.5 * (G.mT @ X - X.mT @ G)  # n × n generator in column form
+    eye = torch.eye(9, dtype=F64)
+    full = torch.linalg.solve(eye + 0.15 * W, (eye - 0.15 * W) @ X.mT).mT
+    torch.testing.assert_close(Y, full, atol=1e-12, rtol=0)
+
+
+def test_landing_safe_step_keeps_distance_below_eps():
+    X, G = _stack(4, 5, 5)
+    for _ in range(50):
+        X = po.landing_step(X, 50 * G, 1.0)
+        assert float(po.infeasibility(X).max()) <= 0.5 + 1e-9
+
+
+@pytest.mark.parametrize("base, kw", [("sgd", {}), ("sgd", {"momentum": 0.9}), ("vadam", {}),
+                                      ("sgd", {"lambda_every": 2})])
+def test_pogo_batched_equals_single(base, kw):
+    X, G = _stack(3, 4, 6)
+    big = torch.nn.Parameter(X.clone())
+    opt = po.POGO([big], 0.1, base=base, **kw)
+    singles = [torch.nn.Parameter(X[i].clone()) for i in range(3)]
+    opts = [po.POGO([s], 0.1, base=base, **kw) for s in singles]
+    for k in range(4):
+        big.grad = G * (k + 1)
+        opt.step()
+        for i in range(3):
+            singles[i].grad = G[i] * (k + 1)
+            opts[i].step()
+    for i in range(3):
+        torch.testing.assert_close(big.detach()[i], singles[i].detach(), atol=1e-12, rtol=1e-10)
+
+
+def test_pogo_reference_step_and_columns():
+    X, G = _stack(2, 3, 7)
+    p = torch.nn.Parameter(X.clone())
+    p.grad = G.clone()
+    po.POGO([p], 0.2).step()
+    M = X - 0.2 * 0.5 * (X @ X.mT @ G - X @ G.mT @ X)
+    torch.testing.assert_close(p.detach(), 1.5 * M - 0.5 * M @ M.mT @ M, atol=1e-13, rtol=0)
+    q = torch.nn.Parameter(X.mT.clone())  # column-orthonormal (7 × 3)
+    q.grad = G.mT.clone()
+    po.POGO([q], 0.2).step()
+    torch.testing.assert_close(q.detach(), p.detach().mT, atol=1e-13, rtol=0)
+
+
+def test_vadam_direction_reference():
+    X, G = _stack(1, 3, 5)
+    p = torch.nn.Parameter(X.clone())
+    p.grad = G.clone()
+    po.POGO([p], 0.1, base="vadam", betas=(0.9, 0.99)).step()
+    Gt = G / (G.norm() + 1e-8)  # first step: m̂ = G, v̂ = ‖G‖²
+    M = X - 0.1 * po.relative_gradient(X, Gt)
+    torch.testing.assert_close(p.detach(), po.normal_correction(M), atol=1e-12, rtol=0)
+
+
+# ------------------------------------------------------------------ problems: known answers
+def test_procrustes_optimum_is_optimal_and_in_component():
+    pr = po.procrustes_problem(20, 5, 1)
+    assert float(po.infeasibility(pr.X_star).max()) < 1e-12
+    torch.testing.assert_close(torch.linalg.det(pr.X_star), torch.linalg.det(pr.X0))
+    Psi = po.relative_gradient(pr.X_star, pr.grad(pr.X_star))
+    assert float(Psi.abs().max()) < 1e-10
+    assert pr.gap(pr.X0) == pytest.approx(1.0) and abs(pr.gap(pr.X_star)) < 1e-12
+
+
+def test_pca_optimum():
+    pc = po.pca_problem(30, 7, 1000.0, 0)
+    evals, evecs = torch.linalg.eigh(pc.A)
+    top = evecs[:, -7:].unsqueeze(0)
+    assert abs(pc.gap(top)) < 1e-12
+    assert pc.gap(pc.X0) > 0.1
+    assert float(evals.max() / evals.min()) == pytest.approx(1000.0, rel=1e-8)
+
+
+# (method, lr (× 1/L for SGD-type), final infeasibility bound in float64): POGO's is the η⁴ term, not round-off
+RUNS = [("pogo-sgd", 1.0, 1e-8), ("pogo-vadam", 0.3, 1e-4), ("landing", 1.0, 0.5), ("qr", 1.0, 1e-12),
+        ("cayley", 1.0, 1e-12), ("radam-geoopt", 0.3, 1e-12)]
+
+
+@pytest.mark.parametrize("method, lr, infeas_bound", RUNS)
+def test_run_method_converges(method, lr, infeas_bound):
+    pr = po.procrustes_problem(8, 6, 0)
+    scaled = lr / pr.lipschitz if method in ("pogo-sgd", "landing", "qr", "cayley") else lr
+    tr = po.run_method(pr, method, scaled, 100, record_every=10)
+    assert not tr.diverged and tr.gap[-1] < 0.05 * tr.gap[0]
+    assert tr.infeas[-1] < infeas_bound
+
+
+def test_run_method_pca_and_target():
+    pc = po.pca_problem(40, 10, 100.0, 0)
+    tr = po.run_method(pc, "pogo-sgd", 0.25, 300, momentum=0.3, target=1e-3)
+    s, t = po.time_to_target(tr, 1e-3)
+    assert s == tr.step[-1] and t >= 0 and tr.infeas[-1] < 1e-5  # float64: the η⁴ term
+    geo = po.run_method(pc, "radam-geoopt", 0.01, 20)
+    assert not geo.diverged and geo.gap[-1] < geo.gap[0]
+
+
+# ------------------------------------------------------------------ validation
+def test_validation_errors():
+    X, G = _stack()
+    bad = torch.nn.Parameter(X + 0.1)
+    with pytest.raises(ValueError, match="orthonormal"):
+        po.POGO([bad], 0.1)
+    with pytest.raises(ValueError, match="Invalid base"):
+        po.POGO([torch.nn.Parameter(X.clone())], 0.1, base="muon")
+    with pytest.raises(ValueError, match="Invalid lam"):
+        po.POGO([torch.nn.Parameter(X.clone())], 0.1, lam=1.0)
+    with pytest.raises(ValueError, match="Invalid p"):
+        po.pca_problem(5, 6, 10.0, 0)
+    with pytest.raises(ValueError, match="Invalid G"):
+        po.landing_step(X, G[:, :2], 0.1)
+    with pytest.raises(ValueError, match="Invalid method"):
+        po.run_method(po.procrustes_problem(2, 3, 0), "sgd", 0.1, 3)
+
+
+@settings(max_examples=10, deadline=None)
+@given(lr=st.one_of(st.floats(max_value=0.0), st.just(float("nan")), st.just(float("inf"))))
+def test_nonpositive_lr_rejected(lr):
+    X, G = _stack()
+    for f in (lambda: po.POGO([torch.nn.Parameter(X.clone())], lr), lambda: po.qr_retraction(X, G, lr),
+              lambda: po.cayley_step(X, G, lr), lambda: po.landing_step(X, G, lr)):
+        with pytest.raises(ValueError, match="Invalid lr"):
+            f()
+
+
+@settings(max_examples=15, deadline=None)
+@given(momentum=st.floats(allow_nan=True), beta=st.floats(allow_nan=True))
+def test_hyperparameter_ranges(momentum, beta):
+    X, _ = _stack()
+    ok = 0 <= momentum < 1 and 0 <= beta < 1
+    if ok:
+        po.POGO([torch.nn.Parameter(X.clone())], 0.1, momentum=momentum, betas=(beta, beta))
+    else:
+        with pytest.raises(ValueError):
+            po.POGO([torch.nn.Parameter(X.clone())], 0.1, momentum=momentum, betas=(beta, beta))
+
+
+# ------------------------------------------------------------------ widget
+@pytest.mark.parametrize("method", po.METHODS)
+@pytest.mark.parametrize("lr, b, p", [(LR_RANGE[0], B_RANGE[0], P_RANGE[0]), (LR_RANGE[1], 2, P_RANGE[1]),
+                                      (LR_RANGE[1], B_RANGE[0], P_RANGE[0])])
+def test_widget_extremes_never_raise(method, lr, b, p):
+    tr = explore(method, lr, b, p, steps=5)
+    assert len(tr.step) >= 1
+    assert tr.diverged or all(math.isfinite(g) for g in tr.gap)
+
+
+@pytest.mark.parametrize("lr", LR_RANGE)
+def test_render_returns_figure_and_status(lr):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from theorybook.pogo_orthogonal.widgets import render
+
+    fig, trace = render("pogo-sgd", lr, B_RANGE[1], P_RANGE[0])
+    assert fig is not None and isinstance(trace.label, str)
+    assert ("diverged" in trace.label) == trace.diverged
+    matplotlib.pyplot.close(fig)
+
+
+def test_widget_builds():
+    pytest.importorskip("ipywidgets")
+    from theorybook.pogo_orthogonal.widgets import explorer
+
+    assert explorer() is not None
+
+
+def test_plot_runs_draws_three_panels():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from theorybook.pogo_orthogonal.widgets import plot_runs
+
+    pr = po.procrustes_problem(2, 3, 0)
+    fig, ax = plot_runs({"pogo-sgd": po.run_method(pr, "pogo-sgd", 0.2, 3)}, "t")
+    assert len(ax) == 3 and all(a.get_xlabel() for a in ax)
+    matplotlib.pyplot.close(fig)
