@@ -39,8 +39,9 @@ _static/vendor/VERSIONS.json: package.json package-lock.json scripts/vendor.sh
 
 # -W -n --keep-going: every warning fails the build; --all + execute_notebooks: force make stale outputs impossible.
 book: $(STAMP) vendor
+	mkdir -p _build/html && touch $(BUILT).start
 	$(BIN)/jupyter-book build . --all -W -n --keep-going
-	touch $(BUILT)
+	mv $(BUILT).start $(BUILT)
 
 # A build stamp newer than every source: the browser tests reuse a build only when nothing changed since.
 BUILT   := _build/html/.built
