@@ -20,8 +20,9 @@ vectorised row runs the whole grid for all steps by default (``--vec-steps`` sho
     python bench/sweep.py --quick    # a few seconds
     python bench/sweep.py --grid 1024 --steps 100000 --gpu-only   # the GPU check (bench/gpu_check.sh)
 
-Writes ``bench/results/sweep.json`` (``--out`` to change). Torch intra-op threads default to 1: on a shared
-2-core machine two threads per op thrash (≈ 15× slower measured); ``--threads`` overrides.
+Writes ``bench/results/sweep.json`` (``--out`` to change). Torch intra-op threads default to torch's own
+default (all cores: what a reader gets on an idle machine); on a machine shared with other jobs pass
+``--threads 1`` (two threads per op thrash there, ≈ 15× slower measured).
 """
 
 from __future__ import annotations
@@ -155,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--optim-configs", type=int, default=3, help="configurations timed with torch.optim.Adam")
     ap.add_argument("--optim-steps", type=int, default=1000, help="steps per torch.optim.Adam configuration")
     ap.add_argument("--repeats", type=int, default=3, help="warm repeats of the fast rows (median reported)")
-    ap.add_argument("--threads", type=int, default=1, help="torch intra-op threads")
+    ap.add_argument("--threads", type=int, default=torch.get_num_threads(), help="torch intra-op threads")
     ap.add_argument("--gpu-only", action="store_true", help="skip the CPU rows (GPU check)")
     ap.add_argument("--out", type=Path, default=RESULTS / "sweep.json")
     a = ap.parse_args(argv)
