@@ -1,7 +1,8 @@
 """Fused compute kernels, installed as ``theorybook.kernels``.
 
 Each kernel has a plain torch reference in ``theorybook`` and a parity test. Dispatch happens in
-:mod:`theorybook.sweep`: a kernel is used only on CUDA with Triton installed; everywhere else the torch
+:mod:`theorybook.sweep` (x^k/k) and :func:`theorybook.sam_saddle.dynamics.sam_sweep` (SAM on the 2-D quadratic
+saddle): a kernel is used only on CUDA with Triton installed; everywhere else the torch
 reference runs, with identical semantics.
 """
 
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-__all__ = ["poly_sweep_kernel", "triton_available", "FUSED_METHODS"]
+__all__ = ["poly_sweep_kernel", "sam_sweep_kernel", "triton_available", "FUSED_METHODS"]
 
 FUSED_METHODS = ("gd", "heavy_ball", "rmsprop", "adam")
 
@@ -35,3 +36,17 @@ def poly_sweep_kernel(method: str) -> Callable | None:
     from .poly import fused_for  # imported lazily: the module compiles Triton kernels (needs triton)
 
     return fused_for(method)
+
+
+def sam_sweep_kernel() -> Callable | None:
+    """The fused deterministic-SAM sweep on the 2-D quadratic saddle, or ``None`` without Triton.
+
+    Signature: ``fn(w0, rho, lr, momentum, steps, *, lam, normalized, threshold=None, tail=0) -> SAMSweep``
+    (see :func:`theorybook.kernels.sam.sam_quadratic_fused`); used by
+    :func:`theorybook.sam_saddle.dynamics.sam_sweep`'s dispatch on CUDA.
+    """
+    if not triton_available():
+        return None
+    from .sam import sam_quadratic_fused  # imported lazily: the module compiles Triton kernels (needs triton)
+
+    return sam_quadratic_fused

@@ -243,3 +243,229 @@ def test_compiles_for_cuda_without_a_gpu():
     out = subprocess.run([sys.executable, "-c", _PTX_SCRIPT], env=env, capture_output=True, text=True,
                          timeout=240)
     assert out.returncode == 0 and out.stdout.strip().endswith("ok"), out.stderr[-2000:]
+
+
+# ------------------------------------------------------------------------------------------------------------
+# SAM on the 2-D quadratic saddle (kernels/sam.py) against theorybook.sam_saddle.dynamics.sam_sweep.
+# One tier on CPU, ``exact``: every operation of the reference is one IEEE rounding or the fma of torch's
+# length-2 vector_norm, which the kernel reproduces → all seven outputs bitwise equal, diverged cells included.
+# On a GPU (CUDA torch's own norm reduction) the ``amplified`` tier applies.
+# ------------------------------------------------------------------------------------------------------------
+import theorybook.sam_saddle.dynamics as sam_dyn  # noqa: E402
+
+sam_kernel = importlib.import_module("theorybook.kernels.sam")
+if DEVICE == "cpu" and not isinstance(sam_kernel._sam_quad_kernel, InterpretedFunction):
+    sam_kernel = importlib.reload(sam_kernel)  # imported earlier without the interpreter: re-decorate under it
+
+SAM_W0 = torch.tensor([[1e-3, 1e-3], [0.5, -0.2], [0.0, 1e-8], [0.0, 0.0]])  # (4, 2); (0, 0): the saddle
+# lr axis: converging, oscillating, and (large η) overflowing-to-inf-then-NaN cells in both dtypes
+SAM_LR = torch.logspace(-3, 5, 9)[:, None, None]
+SAM_RHO = torch.tensor([0.0, 0.1, 0.6, 3.0])[:, None]  # ρ* = 1/2 for λ = ±2: both sides of Theorem 1
+SAM_MOM = {"none": 0.0, "mixed": torch.tensor([0.0, 0.5, 0.9])[:, None, None, None]}
+SAM_STEPS = 60
+SAM_FIELDS = ("final_loss", "min_loss", "first_below", "tail_max", "diverged", "final_w", "final_distance")
+
+
+def _sam_both(dtype, normalized, momentum, *, steps=SAM_STEPS, threshold=-1e-2, tail=5, lam=(2.0, -2.0),
+              lr=SAM_LR):
+    """(reference, fused): sam_sweep with dispatch off, and the kernel called exactly as sam_sweep calls it."""
+    dev = torch.device(DEVICE)
+    args = (SAM_W0, lr, SAM_RHO, steps)
+    kw = dict(lam=lam, normalized=normalized, momentum=momentum, threshold=threshold, tail=tail, dtype=dtype,
+              device=dev)
+    saved, sam_dyn._fused_sam = sam_dyn._fused_sam, lambda *_a: None
+    try:
+        ref = sam_dyn.sam_sweep(*args, **kw)
+    finally:
+        sam_dyn._fused_sam = saved
+    saved, sam_dyn._fused_sam = sam_dyn._fused_sam, lambda _dev, d: kernels.sam_sweep_kernel() if d == 2 else None
+    try:
+        fused = sam_dyn.sam_sweep(*args, **kw)
+    finally:
+        sam_dyn._fused_sam = saved
+    return ref, fused
+
+
+def _sam_same(ref, fused):
+    for name in SAM_FIELDS:
+        assert _same(getattr(ref, name), getattr(fused, name)), name
+
+
+SAM_EXACT = [(dt, nz, m) for dt in DTYPES for nz in (True, False) for m in SAM_MOM]
+
+
+def _torch_norm_uses_fma() -> bool:
+    """Whether this torch build/CPU computes a 2-vector norm as sqrt(fma(g2, g2, g1·g1)) — the form the kernel
+    mirrors. Probed exactly (Fraction arithmetic rounds once, like an fma) on fixed rows."""
+    import math
+    from fractions import Fraction
+
+    g = torch.Generator().manual_seed(0)
+    scales = torch.logspace(-3, 3, 400, dtype=torch.float64)[:, None]
+    rows = torch.randn(400, 2, generator=g, dtype=torch.float64) * scales
+    norms = torch.linalg.vector_norm(rows, dim=-1)
+    for (a, b), n in zip(rows.tolist(), norms.tolist(), strict=True):
+        if math.sqrt(float(Fraction(b) ** 2 + Fraction(a * a))) != n:
+            return False
+    return True
+
+
+TORCH_NORM_FMA = _torch_norm_uses_fma()
+
+
+@pytest.mark.skipif(DEVICE != "cpu", reason="bitwise tiers hold for the CPU reference only")
+@pytest.mark.parametrize(("dtype", "normalized", "mom"), SAM_EXACT,
+                         ids=[f"{str(d)[6:]}-{'norm' if n else 'unnorm'}-{m}" for d, n, m in SAM_EXACT])
+def test_sam_exact_tier(dtype, normalized, mom):
+    ref, fused = _sam_both(dtype, normalized, SAM_MOM[mom])
+    if not TORCH_NORM_FMA:
+        # this torch/CPU rounds ‖g‖ differently from the fma form the kernel mirrors: bitwise equality cannot
+        # hold, so the same tolerance as the GPU tier applies (still: identical divergence reporting)
+        _sam_amplified(ref, fused)
+        return
+    _sam_same(ref, fused)
+    _sam_reporting(ref, fused)
+    # the grid really contains diverging and converging/trapped cells, and the threshold is crossed somewhere
+    assert 0 < int(ref.diverged.sum()) < ref.diverged.numel()
+    assert bool((ref.first_below > 0).any()) and bool((ref.first_below == -1).any())
+    assert bool(torch.isnan(ref.final_w).any())  # inf − inf in the iterate: NaN propagates the same way
+
+
+def _sam_reporting(ref, fused):
+    """Divergence reported identically (as ``_check_reporting``; SAMSweep has no trajectory field)."""
+    assert torch.equal(ref.diverged, fused.diverged)
+    assert bool(torch.isinf(fused.final_loss[fused.diverged]).all())
+    assert bool(torch.isinf(fused.tail_max[fused.diverged]).all())
+    assert fused.first_below.dtype == torch.int64
+
+
+def _sam_amplified(ref, fused):
+    _sam_reporting(ref, fused)
+    agree = float((ref.first_below == fused.first_below).double().mean())
+    assert agree >= 0.95, f"first_below agrees on {agree:.1%} of cells"
+    for name in ("final_loss", "min_loss", "final_distance"):
+        r = getattr(ref, name).reshape(-1)
+        u = _ulps(r, getattr(fused, name).reshape(-1))[torch.isfinite(r)]
+        assert float(u.median()) <= 4.0 and float(u.quantile(0.95)) <= 1e3, (name, float(u.max()))
+
+
+@pytest.mark.skipif(DEVICE != "cuda", reason="GPU run only: against CUDA torch the tier is 'amplified'")
+@pytest.mark.parametrize(("dtype", "normalized", "mom"), SAM_EXACT,
+                         ids=[f"{str(d)[6:]}-{'norm' if n else 'unnorm'}-{m}" for d, n, m in SAM_EXACT])
+def test_sam_device_tier(dtype, normalized, mom):  # pragma: no cover - GPU runs only
+    ref, fused = _sam_both(dtype, normalized, SAM_MOM[mom])
+    _sam_amplified(ref, fused)
+
+
+@pytest.mark.parametrize(("steps", "tail", "threshold", "lam"),
+                         [(0, 0, -1e-2, (2.0, -2.0)), (0, 4, None, (2.0, -2.0)), (3, 10, 0.0, (1.0, -0.25)),
+                          (7, 0, None, (-1.0, -3.0))])
+def test_sam_edge_arguments(steps, tail, threshold, lam):
+    """steps = 0 (reductions of w₀ alone), tail longer than the run, no threshold, other curvatures."""
+    ref, fused = _sam_both(torch.float64, True, SAM_MOM["mixed"], steps=steps, threshold=threshold, tail=tail,
+                           lam=lam)
+    if DEVICE == "cpu":
+        _sam_same(ref, fused)
+    else:  # pragma: no cover - GPU runs only
+        _sam_amplified(ref, fused)
+    if threshold is None:
+        assert bool((fused.first_below == -1).all())
+    if steps == 0:
+        assert torch.equal(fused.final_w, SAM_W0.to(fused.final_w).expand_as(fused.final_w))
+
+
+def test_sam_reference_is_simulate_sam():
+    """sam_sweep's torch path = simulate_sam's iterates reduced by hand (same update, same rounding)."""
+    dt, steps, thr = torch.float64, 25, -1e-2
+    lr = torch.logspace(-3, 0, 4)[:, None, None]
+    for normalized, mom in ((True, 0.0), (False, SAM_MOM["mixed"])):
+        sw = sam_dyn.sam_sweep(SAM_W0, lr, SAM_RHO, steps, normalized=normalized, momentum=mom, threshold=thr,
+                               tail=4, dtype=dt, device="cpu")
+        tr = sam_dyn.simulate_sam(sam_dyn.saddle_quadratic_grad((2.0, -2.0)), SAM_W0, lr, SAM_RHO, steps,
+                                  normalized=normalized, momentum=mom, dtype=dt, device="cpu")
+        loss = sam_dyn.saddle_quadratic(tr.w, (2.0, -2.0))  # (steps+1, *cells)
+        below = (loss[1:] <= thr).to(torch.int64)
+        first = torch.where(below.any(0), below.argmax(0) + 1, -1)
+        assert torch.equal(sw.final_w, tr.final) and torch.equal(sw.final_loss, loss[-1])
+        assert torch.equal(sw.min_loss, loss.min(0).values) and torch.equal(sw.tail_max, loss[-4:].max(0).values)
+        assert torch.equal(sw.first_below, first)
+        assert torch.equal(sw.final_distance, tr.distance((0.0, 0.0))[-1])
+
+
+def test_sam_dispatch_selection():
+    assert callable(kernels.sam_sweep_kernel())
+    assert sam_dyn._fused_sam(torch.device("cpu"), 2) is None  # CPU → torch reference
+    assert sam_dyn._fused_sam(torch.device("cuda"), 3) is None  # d ≠ 2 → torch reference
+    assert sam_dyn._fused_sam(torch.device("cuda"), 2) is kernels.sam_sweep_kernel()
+
+
+@pytest.mark.parametrize(("kwargs", "match"), [
+    (dict(steps=-1), "steps"), (dict(tail=-1), "tail"), (dict(lam=(1.0, 2.0, 3.0)), "lam"),
+    (dict(lam=(1.0, float("nan"))), "lam"), (dict(threshold=float("nan")), "threshold"), (dict(lr=0.0), "lr"),
+    (dict(rho=-0.1), "rho"), (dict(momentum=1.0), "momentum"), (dict(w0=[[0.0, float("inf")]]), "w0"),
+])
+def test_sam_sweep_validation(kwargs, match):
+    args = dict(w0=SAM_W0, lr=0.1, rho=0.1, steps=3)
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=match):
+        sam_dyn.sam_sweep(**args)
+
+
+@pytest.mark.parametrize(("kwargs", "match"), [
+    (dict(steps=-1), "steps"), (dict(tail=-2), "tail"), (dict(w0=torch.zeros(3, 3)), "w0"),
+    (dict(lam=(1.0,)), "lam"), (dict(w0=torch.zeros(3, 2, dtype=torch.float16)), "dtype"),
+])
+def test_sam_fused_validation(kwargs, match):
+    z = torch.zeros(3, dtype=torch.float64)
+    args = dict(w0=torch.zeros(3, 2, dtype=torch.float64), rho=z, lr=z + 0.1, momentum=None, steps=3,
+                lam=(2.0, -2.0), normalized=True)
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=match):
+        sam_kernel.sam_quadratic_fused(**args)
+
+
+_SAM_PTX_SCRIPT = """
+import torch
+from theorybook.kernels.sam import compile_ptx
+for dt in (torch.float64, torch.float32):
+    ptx = compile_ptx(dt, normalized=True, momentum=True)
+    assert ".entry" in ptx and "approx" not in ptx, dt
+    assert "sqrt.rn" in ptx and "div.rn" in ptx, dt
+    assert ptx.count("fma.rn") == 2, (dt, ptx.count("fma.rn"))  # the two norms' fma only: nothing contracted
+print("ok")
+"""
+
+
+@pytest.mark.slow
+def test_sam_compiles_for_cuda_without_a_gpu():
+    """PTX for sm_90 of the SAM kernel: IEEE sqrt/div, and no fma besides the two explicit ones."""
+    try:
+        import triton.backends.nvidia  # noqa: F401
+    except ImportError:  # pragma: no cover
+        pytest.skip("Triton's NVIDIA backend is not installed")
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    out = subprocess.run([sys.executable, "-c", _SAM_PTX_SCRIPT], env=env, capture_output=True, text=True,
+                         timeout=240)
+    assert out.returncode == 0 and out.stdout.strip().endswith("ok"), out.stderr[-2000:]
+
+
+@pytest.mark.parametrize(("w0", "lr", "rho", "mom"), [
+    ([0.3, -1e-3], torch.logspace(-2, 4, 5)[:, None], torch.tensor([0.0, 0.2, 1.0]), 0.9),  # one start
+    (torch.tensor([[0.1, 0.1]]), 0.05, 0.3, 0.0),  # a single cell
+    (SAM_W0[:, None, :], torch.tensor([1e-2, 1e3]), torch.tensor([0.1, 2.0]), torch.tensor([0.0, 0.5])),
+])
+def test_sam_broadcast_shapes(w0, lr, rho, mom, monkeypatch):
+    """Scalar / 1-cell / fully broadcast arguments reach the kernel as the reference broadcasts them."""
+    kw = dict(normalized=False, momentum=mom, threshold=0.0, tail=2, dtype=torch.float64, device=DEVICE)
+    monkeypatch.setattr(sam_dyn, "_fused_sam", lambda *_a: None)  # the torch reference, also on CUDA
+    ref = sam_dyn.sam_sweep(w0, lr, rho, 30, **kw)
+    fn = kernels.sam_sweep_kernel()
+    s = sam_dyn._setup(w0, lr, rho, mom, None, None, torch.float64, DEVICE)
+    fused = fn(s.w0.expand(*s.cells, 2), s.rho[..., 0], s.lr[..., 0],
+               None if s.momentum is None else s.momentum[..., 0], 30, lam=(2.0, -2.0), normalized=False,
+               threshold=0.0, tail=2)
+    assert fused.final_w.shape == (*ref.final_loss.shape, 2)
+    if DEVICE == "cpu":
+        _sam_same(ref, fused)
+    else:  # pragma: no cover - GPU runs only
+        _sam_amplified(ref, fused)

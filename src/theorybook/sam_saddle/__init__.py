@@ -5,6 +5,8 @@ Public API (all validate their arguments and raise ``ValueError`` naming paramet
 ``simulate_sam(grad_fn, w0, lr, rho, steps, *, normalized=True, momentum=0.0, noise=None, seed=None)``
     SAM / SGD-with-momentum on any batched gradient, every cell of broadcast(w0, ρ, η, γ, σ) in one tensor
     program; returns a :class:`SAMTrajectory` (w, perturbed points w^p, ascent/descent cosine).
+``sam_sweep(w0, lr, rho, steps, *, lam, normalized, momentum, threshold, tail)`` — deterministic SAM on
+    the quadratic saddle, loss reductions + final iterate only (fused Triton kernel on CUDA).
 ``escape_steps(...)`` — first step leaving a ball around the saddle (via :func:`theorybook.sweep.run_sweep`).
 ``attractor_threshold(lambda_min)`` — Theorem 1: ρ* = −1/λ₁.
 ``sam_variance(t, lam, rho, lr, batch, drift="linear"|"full")`` — Theorem 2's σ²(t).
@@ -19,6 +21,7 @@ from .dynamics import (
     NORM_EPS,
     MSDResult,
     SAMState,
+    SAMSweep,
     SAMTrajectory,
     beale,
     beale_grad,
@@ -26,6 +29,7 @@ from .dynamics import (
     monte_carlo_msd,
     saddle_quadratic,
     saddle_quadratic_grad,
+    sam_sweep,
     sam_update,
     simulate_sam,
 )
@@ -49,6 +53,7 @@ __all__ = [
     "BEALE_SADDLE",
     "NORM_EPS",
     "SAMState",
+    "SAMSweep",
     "SAMTrajectory",
     "attractor_threshold",
     "beale",
@@ -68,6 +73,7 @@ __all__ = [
     "growth_factor",
     "saddle_quadratic",
     "saddle_quadratic_grad",
+    "sam_sweep",
     "sam_update",
     "sam_variance",
     "simulate_sam",

@@ -47,6 +47,8 @@ __all__ = [
     "sam_update",
     "simulate_sam",
     "escape_steps",
+    "SAMSweep",
+    "sam_sweep",
     "MSDResult",
     "monte_carlo_msd",
 ]
@@ -357,6 +359,91 @@ def escape_steps(
         stats = run_sweep(_init(s), _stepper(s, grad_fn, normalized), neg_sq_dist, steps,
                           threshold=-float(radius) ** 2)
     return stats.first_below
+
+
+class SAMSweep(NamedTuple):
+    """Per-cell reductions of a deterministic SAM sweep on a quadratic saddle (all of the cell shape, except
+    ``final_w``: (*cells, d)). The loss reductions have :class:`theorybook.sweep.SweepStats` semantics
+    (``final_loss = inf`` where diverged, ``min_loss`` ignores NaN, ``first_below`` the first t ≥ 1 with
+    ℓ ≤ threshold else −1, ``tail_max`` over the last ``tail`` steps); ``final_w`` is w_T as computed (inf/NaN
+    where diverged) and ``final_distance`` = ‖w_T‖, the distance to the saddle at 0."""
+
+    final_loss: torch.Tensor
+    min_loss: torch.Tensor
+    first_below: torch.Tensor
+    tail_max: torch.Tensor
+    diverged: torch.Tensor
+    final_w: torch.Tensor
+    final_distance: torch.Tensor
+
+
+def sam_sweep(
+    w0,
+    lr,
+    rho,
+    steps: int,
+    *,
+    lam=(2.0, -2.0),
+    normalized: bool = True,
+    momentum=0.0,
+    threshold: float | None = None,
+    tail: int = 0,
+    dtype: torch.dtype | None = None,
+    device: str | torch.device | None = None,
+) -> SAMSweep:
+    r"""Deterministic SAM (``noise=None``) on :func:`saddle_quadratic` ℓ = ½Σλ_j w_j² for every cell of
+    broadcast(w0, ρ, η, γ) at once, keeping only reductions (nothing of size cells × steps is stored).
+
+    Same update, arguments and broadcasting as :func:`simulate_sam` with
+    ``grad_fn = saddle_quadratic_grad(lam)``; the loss is ℓ(w_t), reduced by
+    :func:`theorybook.sweep.run_sweep` (``threshold``, ``tail`` as there). On CUDA with Triton and d = 2 the
+    fused kernel :func:`theorybook.kernels.sam.sam_quadratic_fused` runs instead (same semantics; bitwise
+    equal under the Triton interpreter on CPU, see ``tests/test_kernels.py``).
+    """
+    validate.integer("steps", steps, 0)
+    validate.integer("tail", tail, 0)
+    if threshold is not None:
+        validate.in_range("threshold", threshold, -math.inf, math.inf)
+    s = _setup(w0, lr, rho, momentum, None, None, dtype, device)
+    lam64 = torch.as_tensor(lam, dtype=torch.float64)
+    d = s.w0.shape[-1]
+    if lam64.ndim != 1 or lam64.shape[0] != d or not bool(torch.isfinite(lam64).all()):
+        raise ValueError(f"Invalid lam: {lam!r} (must be a 1-D sequence of finite numbers, one per coordinate "
+                         f"of w0, d = {d})")
+    fused = _fused_sam(s.w0.device, d)
+    if fused is not None:
+        w = s.w0.expand(*s.cells, d)
+        mom = None if s.momentum is None else s.momentum[..., 0]
+        return fused(w, s.rho[..., 0], s.lr[..., 0], mom, steps, lam=tuple(lam64.tolist()),
+                     normalized=normalized, threshold=threshold, tail=tail)
+    lam_t = lam64.to(s.w0.device, s.w0.dtype)
+    step = _stepper(s, saddle_quadratic_grad(lam64), normalized)
+    last: list[SAMState] = []
+
+    def update(state: SAMState, t: int) -> SAMState:
+        new = step(state, t)
+        last[:] = [new]
+        return new
+
+    def loss(state: SAMState) -> torch.Tensor:
+        return saddle_quadratic(state.w, lam_t)
+
+    init = _init(s)
+    with torch.no_grad():
+        stats = run_sweep(init, update, loss, steps, threshold=threshold, tail=tail)
+    w = (last[0] if last else init).w
+    return SAMSweep(*stats[:5], w, torch.linalg.vector_norm(w, dim=-1))
+
+
+def _fused_sam(device: torch.device, d: int):
+    """The fused kernel when one applies (CUDA, Triton installed, d = 2), else ``None``."""
+    if device.type != "cuda" or d != 2:
+        return None
+    try:
+        from theorybook import kernels
+    except ImportError:  # pragma: no cover
+        return None
+    return kernels.sam_sweep_kernel()
 
 
 class MSDResult(NamedTuple):
