@@ -34,9 +34,10 @@ import functools
 import torch
 import triton
 import triton.language as tl
+from theorybook.kernels._common import _div, block_size, compile_ptx_for
 
 from theorybook import validate
-from theorybook.sweep import POLY_METHODS, SweepStats, floor_cut
+from theorybook.sweep import POLY_METHODS, SweepStats, canonicalise, floor_cut
 
 __all__ = ["METHOD_IDS", "poly_sweep_fused", "compile_ptx", "fused_for"]
 
@@ -85,16 +86,6 @@ def _pow_torch_int(x, N: tl.constexpr):
         r = x * x * x
     else:
         r = _pow_cr_const(x, N)
-    return r
-
-
-@triton.jit
-def _div(a, b):
-    """IEEE a / b (float32 ``/`` is approximate on GPUs; float64 ``/`` is already IEEE)."""
-    if a.dtype == tl.float32:
-        r = tl.div_rn(a, b)
-    else:
-        r = a / b
     return r
 
 
@@ -197,12 +188,6 @@ def _poly_sweep_kernel(
     tl.store(tail_ptr + offs, tmax, mask=mask)
 
 
-def _block_size(n_cells: int, device: torch.device) -> int:
-    if device.type == "cpu":  # Triton interpreter: one numpy program per block, so few large blocks
-        return min(triton.next_power_of_2(max(n_cells, 1)), 1 << 16)
-    return 128
-
-
 def poly_sweep_fused(
     method: str,
     kt: int | torch.Tensor,
@@ -250,7 +235,7 @@ def poly_sweep_fused(
     tmax = torch.empty_like(last)
     first = torch.empty(n, dtype=torch.int64, device=dev)
     if n:
-        blk = block or _block_size(n, dev)
+        blk = block or block_size(n, dev)
         tail_from = steps - tail + 1 if tail else steps
         _poly_sweep_kernel[(triton.cdiv(n, blk),)](
             x0, kf, hps[0], hps[1], hps[2], consts, last, mn, first, tmax, n, steps, tail_from,
@@ -260,11 +245,7 @@ def poly_sweep_fused(
     last, mn, first, tmax = (t.reshape(shape) for t in (last, mn, first, tmax))
     if steps == 0:
         tmax = last.clone()
-    # canonicalisation: the same code as theorybook.sweep.run_sweep
-    diverged = ~torch.isfinite(last)
-    inf = torch.full_like(last, float("inf"))
-    final = torch.where(diverged, inf, last)
-    tmax = torch.where(torch.isnan(tmax) | diverged, inf, tmax)
+    final, tmax, diverged = canonicalise(last, tmax)
     return SweepStats(final, mn, first, tmax, diverged, None)
 
 
@@ -272,9 +253,6 @@ def compile_ptx(method: str, k: int | None, dtype: torch.dtype, *, arch: int = 9
     """PTX of the fused kernel for ``method`` with one int degree ``k`` (``None``: per-cell degrees ≤ 8),
     compiled ahead of time for CUDA ``sm_<arch>``: needs Triton's NVIDIA backend, not a GPU (a CI compile
     check). Not available under ``TRITON_INTERPRET=1`` (the kernel is then interpreted, not compiled)."""
-    from triton.backends.compiler import GPUTarget
-    from triton.compiler import ASTSource
-
     validate.one_of("method", method, tuple(METHOD_IDS))
     validate.one_of("dtype", dtype, (torch.float32, torch.float64))
     p = "*fp64" if dtype == torch.float64 else "*fp32"
@@ -282,10 +260,7 @@ def compile_ptx(method: str, k: int | None, dtype: torch.dtype, *, arch: int = 9
                           "tail_ptr")}
     sig.update(first_ptr="*i64", n_cells="i32", steps="i32", tail_from="i32")
     consts = dict(METHOD=METHOD_IDS[method], K=k or 0, K_MAX=k or 8, HAS_THRESHOLD=True, BLOCK=block)
-    sig.update({name: "constexpr" for name in consts})
-    src = ASTSource(fn=_poly_sweep_kernel, signature=sig, constexprs=consts)
-    compiled = triton.compile(src, target=GPUTarget("cuda", arch, 32), options={"enable_fp_fusion": False})
-    return compiled.asm["ptx"]
+    return compile_ptx_for(_poly_sweep_kernel, sig, consts, arch)
 
 
 @functools.cache

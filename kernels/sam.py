@@ -34,21 +34,13 @@ from __future__ import annotations
 import torch
 import triton
 import triton.language as tl
+from theorybook.kernels._common import _div, block_size, compile_ptx_for
 
 from theorybook import validate
 from theorybook.sam_saddle.dynamics import NORM_EPS, SAMSweep
+from theorybook.sweep import canonicalise
 
 __all__ = ["sam_quadratic_fused", "compile_ptx"]
-
-
-@triton.jit
-def _div(a, b):
-    """IEEE a / b."""
-    if a.dtype == tl.float32:
-        r = tl.div_rn(a, b)
-    else:
-        r = a / b
-    return r
 
 
 @triton.jit
@@ -128,12 +120,6 @@ def _sam_quad_kernel(
     tl.store(dist_ptr + offs, _norm2(x, y), mask=mask)
 
 
-def _block_size(n_cells: int, device: torch.device) -> int:
-    if device.type == "cpu":  # Triton interpreter: one numpy program per block, so few large blocks
-        return min(triton.next_power_of_2(max(n_cells, 1)), 1 << 16)
-    return 128
-
-
 def sam_quadratic_fused(
     w0: torch.Tensor,
     rho: torch.Tensor,
@@ -178,7 +164,7 @@ def sam_quadratic_fused(
     first = torch.empty(n, dtype=torch.int64, device=dev)
     w_out = torch.empty_like(w)
     if n:
-        blk = block or _block_size(n, dev)
+        blk = block or block_size(n, dev)
         tail_from = steps - tail + 1 if tail else steps
         _sam_quad_kernel[(triton.cdiv(n, blk),)](
             w, rho_f, lr_f, mom_f, consts, last, mn, first, tmax, w_out, dist, n, steps, tail_from,
@@ -189,11 +175,7 @@ def sam_quadratic_fused(
     last, mn, first, tmax, dist = (t.reshape(cells) for t in (last, mn, first, tmax, dist))
     if steps == 0:
         tmax = last.clone()
-    # canonicalisation: the same code as theorybook.sweep.run_sweep
-    diverged = ~torch.isfinite(last)
-    inf = torch.full_like(last, float("inf"))
-    final = torch.where(diverged, inf, last)
-    tmax = torch.where(torch.isnan(tmax) | diverged, inf, tmax)
+    final, tmax, diverged = canonicalise(last, tmax)
     return SAMSweep(final, mn, first, tmax, diverged, w_out.reshape(*cells, 2), dist)
 
 
@@ -201,16 +183,10 @@ def compile_ptx(dtype: torch.dtype, *, normalized: bool = True, momentum: bool =
                 block: int = 128) -> str:
     """PTX of the fused SAM kernel compiled ahead of time for CUDA ``sm_<arch>``: needs Triton's NVIDIA
     backend, not a GPU (a CI compile check). Not available under ``TRITON_INTERPRET=1``."""
-    from triton.backends.compiler import GPUTarget
-    from triton.compiler import ASTSource
-
     validate.one_of("dtype", dtype, (torch.float32, torch.float64))
     p = "*fp64" if dtype == torch.float64 else "*fp32"
     sig = {n: p for n in ("w0_ptr", "rho_ptr", "lr_ptr", "mom_ptr", "consts_ptr", "last_ptr", "min_ptr",
                           "tail_ptr", "w_ptr", "dist_ptr")}
     sig.update(first_ptr="*i64", n_cells="i32", steps="i32", tail_from="i32")
     consts = dict(NORMALIZED=bool(normalized), HAS_MOMENTUM=bool(momentum), HAS_THRESHOLD=True, BLOCK=block)
-    sig.update({name: "constexpr" for name in consts})
-    src = ASTSource(fn=_sam_quad_kernel, signature=sig, constexprs=consts)
-    compiled = triton.compile(src, target=GPUTarget("cuda", arch, 32), options={"enable_fp_fusion": False})
-    return compiled.asm["ptx"]
+    return compile_ptx_for(_sam_quad_kernel, sig, consts, arch)

@@ -42,9 +42,18 @@ import theorybook.sweep as sweep  # noqa: E402
 from theorybook import kernels  # noqa: E402
 from theorybook.sweep import POLY_METHODS, poly_sweep  # noqa: E402
 
-poly = importlib.import_module("theorybook.kernels.poly")
-if DEVICE == "cpu" and not isinstance(poly._poly_sweep_kernel, InterpretedFunction):
-    poly = importlib.reload(poly)  # imported earlier without the interpreter: re-decorate under it
+
+def _kernel_module(name: str, jit_attr: str):
+    """Import ``name``; on CPU, re-import it if it was imported earlier without the interpreter (re-decorates
+    its @triton.jit functions under TRITON_INTERPRET)."""
+    mod = importlib.import_module(name)
+    if DEVICE == "cpu" and not isinstance(getattr(mod, jit_attr), InterpretedFunction):
+        mod = importlib.reload(mod)
+    return mod
+
+
+_kernel_module("theorybook.kernels._common", "_div")  # shared @triton.jit helpers: before the kernels using them
+poly = _kernel_module("theorybook.kernels.poly", "_poly_sweep_kernel")
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")  # numpy overflow in the interpreter
 STEPS = 40
 DTYPES = (torch.float64, torch.float32)
@@ -259,13 +268,18 @@ def test_compiles_for_cuda_without_a_gpu():
     """The interpreter does not compile; this does: PTX for sm_90 (H100/H200), no approximate sqrt/div.
 
     Runs in a subprocess without TRITON_INTERPRET (under it the kernel is interpreted, not compiled)."""
+    _compile_in_subprocess(_PTX_SCRIPT)
+
+
+def _compile_in_subprocess(script: str) -> None:
+    """Run a PTX-compile check script in a subprocess without TRITON_INTERPRET (under it kernels are
+    interpreted, not compiled); it must print "ok"."""
     try:
         import triton.backends.nvidia  # noqa: F401
     except ImportError:  # pragma: no cover
         pytest.skip("Triton's NVIDIA backend is not installed")
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    out = subprocess.run([sys.executable, "-c", _PTX_SCRIPT], env=env, capture_output=True, text=True,
-                         timeout=240)
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=240)
     assert out.returncode == 0 and out.stdout.strip().endswith("ok"), out.stderr[-2000:]
 
 
@@ -277,9 +291,7 @@ def test_compiles_for_cuda_without_a_gpu():
 # ------------------------------------------------------------------------------------------------------------
 import theorybook.sam_saddle.dynamics as sam_dyn  # noqa: E402
 
-sam_kernel = importlib.import_module("theorybook.kernels.sam")
-if DEVICE == "cpu" and not isinstance(sam_kernel._sam_quad_kernel, InterpretedFunction):
-    sam_kernel = importlib.reload(sam_kernel)  # imported earlier without the interpreter: re-decorate under it
+sam_kernel = _kernel_module("theorybook.kernels.sam", "_sam_quad_kernel")
 
 SAM_W0 = torch.tensor([[1e-3, 1e-3], [0.5, -0.2], [0.0, 1e-8], [0.0, 0.0]])  # (4, 2); (0, 0): the saddle
 # lr axis: converging, oscillating, and (large η) overflowing-to-inf-then-NaN cells in both dtypes
@@ -463,14 +475,7 @@ print("ok")
 @pytest.mark.slow
 def test_sam_compiles_for_cuda_without_a_gpu():
     """PTX for sm_90 of the SAM kernel: IEEE sqrt/div, and no fma besides the two explicit ones."""
-    try:
-        import triton.backends.nvidia  # noqa: F401
-    except ImportError:  # pragma: no cover
-        pytest.skip("Triton's NVIDIA backend is not installed")
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    out = subprocess.run([sys.executable, "-c", _SAM_PTX_SCRIPT], env=env, capture_output=True, text=True,
-                         timeout=240)
-    assert out.returncode == 0 and out.stdout.strip().endswith("ok"), out.stderr[-2000:]
+    _compile_in_subprocess(_SAM_PTX_SCRIPT)
 
 
 @pytest.mark.parametrize(("w0", "lr", "rho", "mom"), [

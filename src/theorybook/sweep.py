@@ -40,6 +40,7 @@ __all__ = [
     "PolyState",
     "floor_cut",
     "grid",
+    "canonicalise",
 ]
 
 
@@ -104,11 +105,17 @@ def run_sweep(
             tail_max = torch.fmax(tail_max, cur)
         if traj is not None:
             traj[step] = record(state)
-    diverged = ~torch.isfinite(cur)
-    inf = torch.full_like(cur, float("inf"))
-    final = torch.where(diverged, inf, cur)
-    tail_max = torch.where(torch.isnan(tail_max) | diverged, inf, tail_max)
+    final, tail_max, diverged = canonicalise(cur, tail_max)
     return SweepStats(final, min_loss, first, tail_max, diverged, traj)
+
+
+def canonicalise(last: torch.Tensor, tail_max: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The sweep's one rule for non-finite results, shared by the fused kernels: a cell whose last loss is not
+    finite has *diverged*; it reports ``final_loss = inf`` and ``tail_max = inf`` (as does a NaN tail max).
+    Returns ``(final_loss, tail_max, diverged)``."""
+    diverged = ~torch.isfinite(last)
+    inf = torch.full_like(last, float("inf"))
+    return torch.where(diverged, inf, last), torch.where(torch.isnan(tail_max) | diverged, inf, tail_max), diverged
 
 
 # ------------------------------------------------------------------------------------------------------------
