@@ -23,8 +23,8 @@ import numpy as np
 import torch
 
 from .. import validate
-from ..device import resolve_device, resolve_dtype
-from .theory import Schedule, _few_threads, ideal_eta, schedule, stepsizes, suffix_bound
+from ..device import one_thread, resolve_device, resolve_dtype
+from .theory import Schedule, ideal_eta, schedule, stepsizes, suffix_bound
 
 __all__ = ["PROBLEMS", "Problem", "make_problem", "SGDRun", "run_sgd", "MisspecificationCurve",
            "misspecification_curve", "problem_bound"]
@@ -166,7 +166,7 @@ def run_sgd(problem: Problem, eta, sched: str | Schedule, T: int, seeds=8, *, p:
     validate.integer("record_every", record_every, 0)
     seeds = _seeds(seeds)
     dt, dev = resolve_dtype(dtype), resolve_device(device)
-    with _few_threads(dev):
+    with one_thread(dev):
         return _run(problem, eta, h, T, seeds, record_every, dt, dev)
 
 

@@ -17,7 +17,6 @@ multiplied by √T, so a perfectly tuned fixed stepsize scores exactly 1.
 from __future__ import annotations
 
 import math
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -25,7 +24,7 @@ import sympy as sp
 import torch
 
 from .. import validate
-from ..device import resolve_device, resolve_dtype
+from ..device import one_thread, resolve_device, resolve_dtype
 from ..fit import LineFit, loglog_slope
 
 __all__ = [
@@ -99,21 +98,6 @@ def schedule(name: str | Schedule, p: float | None = None) -> Schedule:
     return Schedule(name)
 
 
-@contextmanager
-def _few_threads(device: torch.device):
-    """One intra-op thread on CPU for the duration: each op here touches ≤ ~10⁵ numbers, where extra threads
-    only add synchronisation (on a busy 2-core machine a 10×400 matmul went from 0.2 ms to 40 ms)."""
-    if device.type != "cpu":
-        yield
-        return
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
-
-
 def _check_T(T) -> int:
     return validate.integer("T", T, 1)
 
@@ -145,7 +129,7 @@ def ideal_eta(sched: str | Schedule, T: int, *, p: float | None = None) -> float
     """
     h = schedule(sched, p)
     _check_T(T)
-    with _few_threads(torch.device("cpu")):
+    with one_thread(torch.device("cpu")):
         a1, a2 = _suffix_sums(h, T, device="cpu")
         k = int(torch.argmin(a2.sqrt() / a1))
         return float(1.0 / a2[k].sqrt())
@@ -166,7 +150,7 @@ def suffix_bound(rho, sched: str | Schedule, T: int, *, p: float | None = None, 
         validate.positive("eta_star", eta_star)
     e0 = ideal_eta(h, T) if eta_star is None else float(eta_star)
     dev = resolve_device(device)
-    with _few_threads(dev):
+    with one_thread(dev):
         return _suffix_bound(torch.as_tensor(rho, dtype=torch.float64), h, T, e0, dev)
 
 

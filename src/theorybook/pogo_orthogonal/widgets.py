@@ -7,6 +7,7 @@ import math
 import torch
 
 from .. import validate
+from ..device import one_thread
 from ..plotting import figure, label_axes
 from .dynamics import METHODS, Trace, procrustes_problem, run_method
 
@@ -27,14 +28,11 @@ def explore(method: str = "pogo-sgd", lr: float = 0.3, b: int = 16, p: int = 16,
     validate.integer("p", p, P_RANGE[0])
     validate.integer("steps", steps, 1)
     problem = procrustes_problem(b, p, seed, dtype=torch.float32, device="cpu")
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # tiny batched problems: extra threads only add sync cost (batched LU suffers most)
     try:
-        return run_method(problem, method, lr, steps, record_every=1)
+        with one_thread():  # tiny batched problems: extra threads only add sync cost (batched LU suffers most)
+            return run_method(problem, method, lr, steps, record_every=1)
     except (RuntimeError, ValueError, ArithmeticError):  # e.g. a retraction failing on NaN input
         return Trace(method, [0], [0.0], [1.0], [0.0], diverged=True)
-    finally:
-        torch.set_num_threads(threads)
 
 
 def _draw(trace: Trace, ax_gap, ax_inf) -> None:
