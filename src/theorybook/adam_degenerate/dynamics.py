@@ -10,6 +10,8 @@ which the tests hold the batched path to, and which drives single trajectories w
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from itertools import islice
 from typing import NamedTuple
 
 import numpy as np
@@ -100,22 +102,27 @@ def _lerp(a: float, b: float, w: float) -> float:
     return a + w * (b - a) if w < 0.5 else b - (b - a) * (1 - w)
 
 
-def adam_reference(k: int, beta1: float, beta2: float, lr: float, steps: int, x0: float = 1.0) -> np.ndarray:
-    """The one-cell reference: the same recurrence in plain Python floats; returns x_0..x_steps."""
-    _check_common(k, beta1, beta2, lr, steps)
+def _adam_scalar(k: int, beta1: float, beta2: float, lr: float, x0: float) -> Iterator[float]:
+    """The one-cell recurrence in plain Python floats (same floor rule as the batched path): yields x_1, x_2, …"""
     cut = floor_cut(torch.float64)
     x = float(x0)
     g = x ** (k - 1)
     m, v = g, g * g
-    xs = np.empty(steps + 1)
-    xs[0] = x
-    for t in range(1, steps + 1):
+    while True:
         if not g * g < cut:
             x = x - lr * m * (1.0 / math.sqrt(v))
+        yield x
         g = x ** (k - 1)
         m = _lerp(m, g, 1 - beta1)
         v = _lerp(v, g * g, 1 - beta2)
-        xs[t] = x
+
+
+def adam_reference(k: int, beta1: float, beta2: float, lr: float, steps: int, x0: float = 1.0) -> np.ndarray:
+    """The one-cell reference: the same recurrence in plain Python floats; returns x_0..x_steps."""
+    _check_common(k, beta1, beta2, lr, steps)
+    xs = np.empty(steps + 1)
+    xs[0] = x0
+    xs[1:] = list(islice(_adam_scalar(k, beta1, beta2, lr, x0), steps))
     return xs
 
 
@@ -131,19 +138,8 @@ def steps_to_reach(k: int, beta1: float, beta2: float, lr: float, eps: float, *,
     lowest = floor_cut(torch.float64) ** (1.0 / (2 * k - 2))
     if eps < lowest:
         raise ValueError(f"Invalid eps: {eps:g} (must be ≥ {lowest:.3g}, the float64 floor for k={k})")
-    cut = floor_cut(torch.float64)
-    x = float(x0)
-    g = x ** (k - 1)
-    m, v = g, g * g
-    for t in range(1, max_steps + 1):
-        if not g * g < cut:
-            x = x - lr * m * (1.0 / math.sqrt(v))
-        if abs(x) <= eps:
-            return t
-        g = x ** (k - 1)
-        m = _lerp(m, g, 1 - beta1)
-        v = _lerp(v, g * g, 1 - beta2)
-    return -1
+    steps = islice(_adam_scalar(k, beta1, beta2, lr, x0), max_steps)
+    return next((t for t, x in enumerate(steps, start=1) if abs(x) <= eps), -1)
 
 
 def measured_rate(x: torch.Tensor, k: int, *, start: int = 2000) -> tuple[float, float]:
