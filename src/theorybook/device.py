@@ -10,10 +10,13 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import torch
 
-__all__ = ["THEORY_DTYPE", "default_device", "one_thread", "resolve_device", "resolve_dtype", "seed_everything"]
+__all__ = [
+    "THEORY_DTYPE", "default_device", "one_thread", "resolve_device", "resolve_dtype", "seed_everything", "to_numpy",
+]
 
 THEORY_DTYPE = torch.float64
 
@@ -24,6 +27,25 @@ def default_device() -> torch.device:
     if forced:
         return torch.device(forced)
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def to_numpy(x: Any) -> Any:
+    """The one way a tensor leaves torch: detach, move to the CPU, convert to a numpy array.
+
+    Works for tensors on any device and with ``requires_grad``; a 0-d tensor becomes a 0-d array. Non-tensors
+    (numpy arrays, Python numbers, lists) pass through ``numpy.asarray``. Tuples/lists of tensors are converted
+    element by element into a list.
+    """
+    import numpy as np
+
+    if isinstance(x, torch.Tensor):
+        t = x.detach()
+        if t.dtype == torch.bfloat16 or t.dtype == torch.float16:
+            t = t.float()
+        return t.cpu().numpy()
+    if isinstance(x, (list, tuple)) and any(isinstance(e, torch.Tensor) for e in x):
+        return [to_numpy(e) for e in x]
+    return np.asarray(x)
 
 
 def resolve_device(device: str | torch.device | None) -> torch.device:
