@@ -24,8 +24,9 @@ help:
 venv: $(STAMP)
 
 # Re-installs only when the dependency list changes; `pip install -e` keeps src/ live.
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml scripts/ipython_kernel_config.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	mkdir -p $(VENV)/etc/ipython && cp scripts/ipython_kernel_config.py $(VENV)/etc/ipython/
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet "$(TORCH_SPEC)"
 	$(BIN)/python -m pip install --quiet -e ".[book,test]"

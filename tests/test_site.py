@@ -282,6 +282,55 @@ def test_no_cdn_in_built_html(built_book):
     assert not offenders, f"pages naming a CDN: {offenders}"
 
 
+LEDGER = "book/ledger.html"
+
+LEDGER_STATE = r"""
+const t = document.querySelector('.ledger-totals');
+const sections = Array.from(document.querySelectorAll('section.ledger-chapter'));
+return {
+  totals: t ? Object.assign({}, t.dataset) : null,
+  rows: document.querySelectorAll('tr.ledger-row').length,
+  kinds: Array.from(document.querySelectorAll('tr.ledger-row')).map((r) => r.dataset.kind),
+  fails: document.querySelectorAll('tr.ledger-row .verdict-fail').length,
+  chapters: sections.map((s) => ({doc: s.dataset.doc, declared: +s.dataset.rows,
+                                  rows: s.querySelectorAll('tr.ledger-row').length})),
+  links: Array.from(document.querySelectorAll('a.ledger-link')).map((a) => a.href),
+};
+"""
+
+
+def test_claims_ledger_totals_and_links(browser, static_site):
+    """The ledger lists every chapter's rows, its totals are the sums, and every link lands on a verdict table."""
+    browser.get(f"{static_site}/{LEDGER}")
+    wait_for(browser, "return document.readyState === 'complete'", 60, "ledger load")
+    s = browser.execute_script(LEDGER_STATE)
+    assert s["totals"], "the ledger shows no totals"
+    tot = {k: int(v) for k, v in s["totals"].items()}
+    assert tot["rows"] == s["rows"] == sum(c["rows"] for c in s["chapters"]) > 0
+    for kind in ("reproduces", "differs", "consistency"):
+        assert tot[kind] == s["kinds"].count(kind), f"ledger total for {kind} is not the sum of its rows"
+    assert tot["fails"] == s["fails"] == 0, "a failing row reached the built book"
+    for c in s["chapters"]:
+        assert c["declared"] == c["rows"], f"{c['doc']}: section says {c['declared']} rows, lists {c['rows']}"
+    chapters = {p.removesuffix(".html") for p in PAGES if is_chapter(p)}
+    assert {c["doc"] for c in s["chapters"]} == chapters, "the ledger must list every chapter of _toc.yml"
+    assert tot["chapters"] == len(chapters)
+    for href in s["links"]:
+        browser.get(href)
+        wait_for(browser, "return document.readyState === 'complete'", 60, f"load {href}")
+        frag = urlparse(href).fragment
+        n = browser.execute_script(
+            "const el = document.getElementById(arguments[0]);"
+            "return el ? el.querySelectorAll('tr.verdict-row').length : -1;", frag)
+        assert n > 0, f"ledger link {href} does not land on a verdict table"
+    # the chapters' own tables hold as many rows as the ledger lists for them
+    for c in s["chapters"]:
+        browser.get(f"{static_site}/{c['doc']}.html")
+        wait_for(browser, "return document.readyState === 'complete'", 60, f"load {c['doc']}")
+        n = browser.execute_script("return document.querySelectorAll('tr.verdict-row').length;")
+        assert n == c["rows"], f"{c['doc']}: {n} verdict rows on the page, {c['rows']} in the ledger"
+
+
 # ---------------------------------------------------------------------------------------------- live mode
 
 

@@ -22,6 +22,7 @@ Two layers:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -42,6 +43,17 @@ __all__ = [
     "grid",
     "canonicalise",
 ]
+
+
+#: Longest trajectory any sweep accepts (a Python loop of 10⁹ steps is already hours on a CPU).
+MAX_STEPS = 10**9
+
+#: Cheap arguments for tests/test_api_fuzz.py (the defaults of the other parameters stay).
+FUZZ_BASE = {
+    "poly_sweep": {"method": "adam", "k": 4, "steps": 10, "lr": 0.1, "beta1": 0.9, "beta2": 0.999},
+    "poly_loss": {"x": 0.5, "k": 4},
+    "grid": {},
+}
 
 
 class SweepStats(NamedTuple):
@@ -79,10 +91,19 @@ def run_sweep(
         ``trajectory`` (shape ``(T+1, *cells)``). Leave ``None`` for big grids: nothing of size cells × steps
         is then materialised.
     """
-    validate.integer("steps", steps, 0)
-    validate.integer("tail", tail, 0)
+    steps = validate.integer("steps", steps, 0, MAX_STEPS)
+    tail = validate.integer("tail", tail, 0)
+    if threshold is not None:
+        threshold = validate.number("threshold", threshold)
+    for name, fn in (("update", update), ("loss", loss)):
+        if not callable(fn):
+            raise TypeError(f"Invalid {name}: {fn!r} (must be callable)")
+    if record is not None and not callable(record):
+        raise TypeError(f"Invalid record: {record!r} (must be callable or None)")
     state = init
     cur = loss(state)
+    if not isinstance(cur, torch.Tensor):
+        raise TypeError(f"Invalid loss: returned {type(cur).__name__} (must return a tensor)")
     min_loss = cur.clone()
     first = torch.full_like(cur, -1, dtype=torch.int64)
     tail_from = steps - tail + 1 if tail else steps
@@ -90,6 +111,7 @@ def run_sweep(
     traj = None
     if record is not None:
         r0 = record(state)
+        validate.memory_guard((steps + 1) * r0.numel() * r0.element_size(), lower="steps, or record=None")
         traj = torch.empty((steps + 1, *r0.shape), dtype=r0.dtype, device=r0.device)
         traj[0] = r0
     if steps == 0:
@@ -113,6 +135,11 @@ def canonicalise(last: torch.Tensor, tail_max: torch.Tensor) -> tuple[torch.Tens
     """The sweep's one rule for non-finite results, shared by the fused kernels: a cell whose last loss is not
     finite has *diverged*; it reports ``final_loss = inf`` and ``tail_max = inf`` (as does a NaN tail max).
     Returns ``(final_loss, tail_max, diverged)``."""
+    for name, t in (("last", last), ("tail_max", tail_max)):
+        if not isinstance(t, torch.Tensor) or not t.is_floating_point():
+            raise TypeError(f"Invalid {name}: {type(t).__name__} (must be a floating-point tensor)")
+    if last.shape != tail_max.shape:
+        raise ValueError(f"Invalid tail_max: shape {tuple(tail_max.shape)} (must equal last's {tuple(last.shape)})")
     diverged = ~torch.isfinite(last)
     inf = torch.full_like(last, float("inf"))
     return torch.where(diverged, inf, last), torch.where(torch.isnan(tail_max) | diverged, inf, tail_max), diverged
@@ -143,7 +170,19 @@ def floor_cut(dtype: torch.dtype) -> float:
 
 
 def poly_loss(x: torch.Tensor, k: torch.Tensor | float) -> torch.Tensor:
-    """L(x) = x^k / k."""
+    """L(x) = x^k / k for an even degree k ≥ 2 (elementwise; ``x`` a finite tensor or number)."""
+    validate.even_integer("k", k, 2)
+    xt = validate.finite_tensor("x", x)
+    kt = k if not isinstance(k, torch.Tensor) else k.to(xt.device, xt.dtype)
+    try:
+        torch.broadcast_shapes(xt.shape, torch.as_tensor(k).shape)
+    except RuntimeError as err:
+        raise ValueError(f"Invalid k: shape {tuple(torch.as_tensor(k).shape)} does not broadcast with x's "
+                         f"{tuple(xt.shape)}") from err
+    return _poly_loss(xt, kt)
+
+
+def _poly_loss(x: torch.Tensor, k: torch.Tensor | float) -> torch.Tensor:
     return x.pow(k) / k
 
 
@@ -220,6 +259,12 @@ _RANGES = {"beta": (0.0, 1.0), "beta1": (0.0, 1.0), "beta2": (0.0, 1.0)}
 
 def grid(*axes: torch.Tensor) -> tuple[torch.Tensor, ...]:
     """``torch.meshgrid(..., indexing="ij")`` — cells of a phase diagram, axis i along dimension i."""
+    if not axes:
+        raise ValueError("Invalid axes: none given (grid needs at least one 1-D tensor)")
+    for i, a in enumerate(axes):
+        if not isinstance(a, torch.Tensor) or a.ndim != 1:
+            raise TypeError(f"Invalid axes[{i}]: {type(a).__name__} (must be a 1-D tensor)")
+    validate.memory_guard(math.prod(a.numel() for a in axes) * len(axes) * 8, lower="the axes' lengths")
     return torch.meshgrid(*axes, indexing="ij")
 
 
@@ -255,11 +300,23 @@ def poly_sweep(
         if name in _RANGES:
             validate.in_range(name, hparams[name], *_RANGES[name])
     validate.one_of("record", record, (None, "x", "loss", "state"))
+    steps = validate.integer("steps", steps, 0, MAX_STEPS)
+    tail = validate.integer("tail", tail, 0)
+    if threshold is not None:
+        threshold = validate.number("threshold", threshold)
+    validate.finite_tensor("x0", x0)
     dev, dt = resolve_device(device), resolve_dtype(dtype)
 
     def as_t(v):
         return torch.as_tensor(v, dtype=dt, device=dev)
 
+    shapes = [torch.as_tensor(v).shape for v in (k, x0, *(hparams[n] for n in spec.hparams))]
+    try:
+        cells = math.prod(torch.broadcast_shapes(*shapes))
+    except RuntimeError as err:
+        raise ValueError(f"Invalid shapes: k, x0 and the hyper-parameters do not broadcast ({shapes})") from err
+    per_cell = {None: 12, "x": 1, "loss": 1, "state": 4}[record] * (steps + 1 if record else 1) + 12
+    validate.memory_guard(cells * per_cell * torch.finfo(dt).bits // 8, lower="steps or the number of cells")
     tensors = torch.broadcast_tensors(as_t(k), as_t(x0), *(as_t(hparams[n]) for n in spec.hparams))
     kt, x0t, hp = tensors[0], tensors[1].clone(), tensors[2:]
     if kt.numel() and bool((kt == kt.reshape(-1)[0]).all()):
@@ -274,7 +331,7 @@ def poly_sweep(
         return spec.update(s, kt, cut, *hp)
 
     def loss(s):
-        return poly_loss(s.x, kt)
+        return _poly_loss(s.x, kt)
 
     recorders = {None: None, "x": lambda s: s.x, "loss": loss, "state": lambda s: torch.stack(tuple(s))}
     rec = recorders[record]
