@@ -10,9 +10,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-__all__ = ["poly_sweep_kernel", "sam_sweep_kernel", "triton_available", "FUSED_METHODS"]
+__all__ = ["poly_sweep_kernel", "sam_sweep_kernel", "triton_available", "FUSED_METHODS", "cpu_poly_sweep"]
 
 FUSED_METHODS = ("gd", "heavy_ball", "rmsprop", "adam")
+
+
+def cpu_poly_sweep(method: str, cell_steps: float) -> Callable | None:
+    """The fused CPU sweep (numba, one compiled loop per cell) for ``method``, or ``None`` when it does not apply
+    (unknown method, numba missing, ``THEORYBOOK_CPU_FUSED=0``, or fewer than ``MIN_CELL_STEPS`` cell-steps)."""
+    from .cpu import cpu_poly_sweep as _pick
+
+    return _pick(method, cell_steps)
 
 
 def triton_available() -> bool:

@@ -3,7 +3,7 @@
 Each ``theorybook.check.Verdicts`` table renders as HTML that carries its rows as JSON
 (``<script type="application/json" class="theorybook-verdicts">``). When a chapter has been executed and read,
 this extension finds those payloads in the chapter's raw-HTML output nodes and keeps them in the build
-environment. The ``{claims-ledger}`` directive (in ``book/ledger.md``) is replaced, once every document has
+environment. The ``{claims-ledger}`` directive (in ``book/appendix_ledger.md``) is replaced, once every document has
 been read, by the ledger: totals at the top, then per chapter and per row the claim, source, kind, predicted,
 measured and holds, with a link to the chapter's verdict table. Nothing in it is written by hand.
 """

@@ -224,9 +224,9 @@ def test_edge_arguments(steps, tail, threshold):
 def test_dispatch_contract(monkeypatch):
     """poly_sweep through the fused path (forced on this device) returns what the reference returns."""
     hp = dict(lr=LR_NORM, beta1=0.9, beta2=BETA)
-    monkeypatch.setattr(sweep, "_fused", lambda m, d, r: None)
+    monkeypatch.setattr(sweep, "_fused", lambda m, d, r, *_: None)
     ref = poly_sweep("adam", 2, 12, x0=X0, threshold=1e-3, tail=3, device=DEVICE, **hp)
-    monkeypatch.setattr(sweep, "_fused", lambda m, d, r: kernels.poly_sweep_kernel(m) if r is None else None)
+    monkeypatch.setattr(sweep, "_fused", lambda m, d, r, *_: kernels.poly_sweep_kernel(m) if r is None else None)
     fused = poly_sweep("adam", 2, 12, x0=X0, threshold=1e-3, tail=3, device=DEVICE, **hp)
     _agree_short(ref, fused)
     rec = poly_sweep("adam", 2, 12, x0=X0, record="loss", device=DEVICE, **hp)  # trajectories: reference
@@ -237,7 +237,7 @@ def test_dispatch_selection():
     assert kernels.poly_sweep_kernel("sgd_nesterov") is None
     for m in POLY_METHODS:
         assert callable(kernels.poly_sweep_kernel(m))
-    assert sweep._fused("adam", torch.device("cpu"), None) is None  # CPU → torch reference
+    assert sweep._fused("adam", torch.device("cpu"), None) is None  # small CPU sweep → torch reference
     assert sweep._fused("adam", torch.device("cuda"), "x") is None  # trajectory asked → reference
 
 

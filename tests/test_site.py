@@ -282,7 +282,7 @@ def test_no_cdn_in_built_html(built_book):
     assert not offenders, f"pages naming a CDN: {offenders}"
 
 
-LEDGER = "book/ledger.html"
+LEDGER = "book/appendix_ledger.html"
 
 LEDGER_STATE = r"""
 const t = document.querySelector('.ledger-totals');

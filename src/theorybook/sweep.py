@@ -321,9 +321,11 @@ def poly_sweep(
     kt, x0t, hp = tensors[0], tensors[1].clone(), tensors[2:]
     if kt.numel() and bool((kt == kt.reshape(-1)[0]).all()):
         kt = int(kt.reshape(-1)[0])  # one degree for all cells: an int exponent is ~7x faster than a tensor one
-    fused = _fused(method, dev, record)
+    fused = _fused(method, dev, record, cells * steps)
     if fused is not None:
-        return fused(kt, x0t, hp, steps, threshold=threshold, tail=tail, dtype=dt)
+        out = fused(kt, x0t, hp, steps, threshold=threshold, tail=tail, dtype=dt)
+        if out is not None:  # None: the CPU compiler failed and said so; the torch reference runs instead
+            return out
     cut = floor_cut(dt)
     state = spec.init(x0t, kt)
 
@@ -338,12 +340,15 @@ def poly_sweep(
     return run_sweep(state, update, loss, steps, threshold=threshold, tail=tail, record=rec)
 
 
-def _fused(method: str, device: torch.device, record: str | None):
-    """The fused kernel for ``method`` when one applies (CUDA, no trajectory requested), else ``None``."""
-    if device.type != "cuda" or record is not None:
+def _fused(method: str, device: torch.device, record: str | None, cell_steps: float = 0.0):
+    """The fused kernel for ``method`` when one applies, else ``None``: Triton on CUDA; on CPU the compiled
+    per-cell loop (numba) for sweeps big enough to repay its compilation. Never when a trajectory is recorded."""
+    if record is not None or device.type not in ("cuda", "cpu"):
         return None
     try:
         from theorybook import kernels
     except ImportError:  # pragma: no cover
         return None
+    if device.type == "cpu":
+        return kernels.cpu_poly_sweep(method, cell_steps)
     return kernels.poly_sweep_kernel(method)
