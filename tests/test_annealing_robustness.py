@@ -13,9 +13,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from theorybook.annealing_robustness import (
+    CHAPTER_SEEDS,
+    classical_eta,
+    default_deltas,
     derive_balance,
     derive_cosine_endpoint,
     derive_fixed,
+    family_run,
     fit_exponent,
     ideal_eta,
     make_problem,
@@ -28,7 +32,9 @@ from theorybook.annealing_robustness import (
     stepsizes,
     suffix_bound,
 )
-from theorybook.annealing_robustness.widgets import explore
+from theorybook.annealing_robustness.widgets import explore, explorer
+from theorybook.annealing_robustness.worst_case import worst_case_verdicts
+from theorybook.device import to_numpy
 
 
 @pytest.fixture(scope="module")
@@ -163,14 +169,14 @@ def test_sgd_reference_loop(logistic):
     prob, T, eta, seed = logistic, 50, 0.3, 5
     idx = torch.randint(prob.features.shape[0], (T,), generator=torch.Generator().manual_seed(seed))
     x = np.zeros(prob.features.shape[1])
-    A, y = prob.features.numpy(), prob.labels.numpy()
+    A, y = to_numpy(prob.features), to_numpy(prob.labels)
     for t in range(T):
         a, yi = A[idx[t]], y[idx[t]]
         g = -yi / (1 + math.exp(yi * a @ x)) * a
         x = x - eta * (1 - t / T) * g
         x = x * min(1.0, prob.radius / np.linalg.norm(x))
     run = run_sgd(prob, eta, "linear", T, seeds=[seed], device="cpu")
-    assert np.allclose(run.x[0, 0].numpy(), x, atol=1e-12)
+    assert np.allclose(to_numpy(run.x[0, 0]), x, atol=1e-12)
 
 
 def test_projection_keeps_iterates_in_ball(logistic):
@@ -272,4 +278,182 @@ def test_widget_extremes_never_raise(name, p, rho, T):
     ex = explore(name, p, rho, T)
     assert not ex.diverged
     assert np.isfinite(ex.bound).all() and ex.rho == rho
+    assert np.isfinite(ex.measured).all() and (ex.measured_sem >= 0).all()
     assert ex.label
+
+
+def test_explorer_sliders_at_extremes():
+    """The panel itself: every slider at its min and max, every schedule; the status line never reports an error."""
+    panel = explorer()
+    controls = {c.description: c for box in panel.children[:2] for c in box.children}
+    status = panel.children[2]
+    for name in controls["schedule"].options:
+        controls["schedule"].value = name
+        assert status.value and "cannot run" not in status.value
+    for desc in ("p (poly)", "ρ", "T"):
+        c = controls[desc]
+        for value in (c.max, c.min):
+            c.value = value
+            assert status.value and "cannot run" not in status.value, (desc, value, status.value)
+
+
+# ---------------------------------------------------------------- units (issue 13): ideal_eta is in D/G, D = 2R
+def test_widget_eta_star_is_the_bound_ideal_in_problem_units():
+    ex = explore("polynomial", 1.0, 4.0, 500)
+    prob = make_problem("logistic", n=400, d=10, seed=0)
+    expected = ideal_eta("linear", 500) * 2 * prob.radius / prob.lipschitz
+    assert ex.eta_star == pytest.approx(expected, rel=1e-12)
+    b = problem_bound(prob, torch.tensor([ex.eta_star / 1.05, ex.eta_star, ex.eta_star * 1.05]), "linear", 500)
+    assert b[1] < b[0] and b[1] < b[2]  # with the old R/G units η* was half the ideal: b[1] > b[2]
+
+
+def test_misspecification_grid_is_centred_on_the_ideal(logistic):
+    c = misspecification_curve(logistic, "linear", 200, seeds=2, rho_max=4, per_octave=1, margin_octaves=3)
+    centre = ideal_eta("linear", 200) * logistic.diameter / logistic.lipschitz
+    assert float(c.etas[len(c.etas) // 2]) == pytest.approx(centre, rel=1e-12)
+
+
+def test_inverse_sqrt_ideal_eta_is_a_constant():
+    """e* = 1/√ln(1/c*), c* = argmin √ln(1/c)/(1 − √c) ≈ 0.081 — not ≈ 1/√(ln T)."""
+    from scipy.optimize import minimize_scalar
+
+    c = minimize_scalar(lambda c: math.sqrt(math.log(1 / c)) / (1 - math.sqrt(c)), bounds=(1e-9, 0.999),
+                        method="bounded", options={"xatol": 1e-12}).x
+    e_inf = 1 / math.sqrt(math.log(1 / c))
+    assert c == pytest.approx(0.081, abs=1e-3)
+    for T in (10**4, 10**5):
+        assert ideal_eta("inverse_sqrt", T) == pytest.approx(e_inf, rel=2e-3)
+    assert ideal_eta("linear", 10**4) == pytest.approx(math.sqrt(3) / 100, rel=1e-3)
+    assert ideal_eta("cosine", 10**4) == pytest.approx(math.sqrt(8 / 3) / 100, rel=1e-3)
+
+
+def test_classical_eta():
+    assert classical_eta("fixed", 400) == pytest.approx(0.05)
+    assert classical_eta("cosine", 400) == pytest.approx(0.05)
+    assert classical_eta("inverse_sqrt", 400) == 1.0  # η_t = D/(G√t): last step D/(G√T)
+
+
+@pytest.mark.parametrize("T", [100, 10_000])
+def test_inverse_sqrt_integrals_sympy_vs_sums(T, integral_forms):
+    """∫₀¹(1+uT)^(−1/2) = 2(√(T+1) − 1)/T and ∫₀¹(1+uT)^(−1) = ln(T+1)/T, against the left Riemann sums of the
+    stepsizes 1/√t (non-increasing h: the sum exceeds the integral by at most (h(0) − h(1))/T)."""
+    i1, i2 = integral_forms["inverse_sqrt"]
+    T_sym = next(iter(i1.free_symbols))
+    assert sp.simplify(i1 - 2 * (sp.sqrt(T_sym + 1) - 1) / T_sym) == 0
+    assert sp.simplify(i2 - sp.log(T_sym + 1) / T_sym) == 0
+    h = stepsizes(1.0, "inverse_sqrt", T, device="cpu")
+    h1 = 1 / math.sqrt(1 + T)
+    for k, form in ((1, i1), (2, i2)):
+        closed, left = float(form.subs(T_sym, T)), float((h**k).mean())
+        assert left - (1 - h1**k) / T <= closed <= left
+
+
+# ---------------------------------------------------------------- the worst-case family
+def test_family_run_matches_a_plain_loop():
+    T, rho, deltas = 64, torch.tensor([2.0, 8.0], dtype=torch.float64), torch.tensor([0.1, 1.0], dtype=torch.float64)
+    for family in ("quadratic", "abs"):
+        fr = family_run([("polynomial", 2), "fixed"], rho, T, family=family, deltas=deltas, n_paths=3, seed=4,
+                        device="cpu")
+        assert fr.mean.shape == (2, 2, 2) and fr.sem.shape == (2, 2, 2)
+        g = torch.Generator().manual_seed(4)
+        xi = (2.0 * torch.randint(0, 2, (T, 3), generator=g) - 1.0).tolist()
+        for hi, (name, p) in enumerate([("polynomial", 2), ("fixed", None)]):
+            h = schedule(name, p)
+            for ri, r in enumerate(rho.tolist()):
+                for di, d in enumerate(deltas.tolist()):
+                    ex = []
+                    for s in range(3):
+                        x = 1.0
+                        for t in range(T):
+                            eta = r / math.sqrt(T) * h(t / T)
+                            grad = (d * x if family == "quadratic" else d) + xi[t][s]
+                            x = min(1.0, max(-1.0, x - eta * grad))
+                        ex.append((d * x * x / 2 if family == "quadratic" else d * (x + 1)) * math.sqrt(T) / 4)
+                    assert fr.mean[hi, ri, di].item() == pytest.approx(sum(ex) / 3, abs=1e-12)
+
+
+def test_family_envelope_and_defaults():
+    fr = family_run("linear", torch.tensor([1.0, 4.0]), 100, n_paths=8, device="cpu")
+    assert torch.allclose(fr.delta, default_deltas(100))
+    assert fr.delta[0].item() == pytest.approx(0.1) and fr.delta[-1].item() == pytest.approx(1.0)
+    assert torch.equal(fr.envelope, fr.mean.max(-1).values)
+    assert torch.equal(fr.worst_delta, fr.delta[fr.worst_index])
+    assert (fr.envelope_sem >= 0).all() and torch.isfinite(fr.mean).all()
+    # inverse-sqrt runs at its classical base D/G: η_t = ρ·D/(G√t)
+    a = family_run("inverse_sqrt", torch.tensor([1.0]), 100, deltas=torch.tensor([1.0]), n_paths=4, device="cpu")
+    assert torch.isfinite(a.mean).all()
+
+
+def test_worst_case_verdicts_validation():
+    with pytest.raises(ValueError, match="Invalid run"):
+        worst_case_verdicts("not a run")
+    assert CHAPTER_SEEDS == (0,)
+
+
+# ---------------------------------------------------------------- validation policy (issue 14)
+TYPE_BAD = [
+    lambda: schedule("polynomial", True),
+    lambda: schedule(True),
+    lambda: stepsizes(True, "fixed", 10),
+    lambda: stepsizes(0.1, "fixed", True),
+    lambda: suffix_bound(True, "fixed", 10),
+    lambda: suffix_bound(2.0, "fixed", 10, eta_star="0.1"),
+    lambda: family_run("linear", [2.0], 10, n_paths=True),
+    lambda: explore("cosine", 1.0, True, 100),
+]
+
+
+@pytest.mark.parametrize("call", TYPE_BAD)
+def test_bools_and_strings_are_not_numbers(call):
+    with pytest.raises(TypeError):
+        call()
+
+
+VALUE_BAD = [
+    (lambda: schedule("linear", 5), "p"),
+    (lambda: schedule("fixed", 2), "p"),
+    (lambda: schedule("polynomial", float("nan")), "p"),
+    (lambda: schedule("polynomial", float("inf")), "p"),
+    (lambda: schedule("polynomial", 1e6), "p"),
+    (lambda: stepsizes(float("nan"), "fixed", 10), "eta"),
+    (lambda: stepsizes(float("inf"), "fixed", 10), "eta"),
+    (lambda: suffix_bound(float("nan"), "fixed", 10), "rho"),
+    (lambda: suffix_bound(1e13, "fixed", 10), "rho"),
+    (lambda: suffix_bound(2.0, "fixed", 10, eta_star=float("inf")), "eta_star"),
+    (lambda: family_run("linear", [0.5], 10), "rho"),
+    (lambda: family_run("linear", [2.0], 10, deltas=[0.0]), "deltas"),
+    (lambda: family_run("linear", [2.0], 10, family="hinge"), "family"),
+    (lambda: fit_exponent([1, 2, 4, 8], [1, 2, 3, 4], rho_min=2, rho_max=3), "rho_min"),
+    (lambda: fit_exponent([2, 2, 2], [1, 2, 3]), "rhos"),
+    (lambda: default_deltas(100, 1), "n"),
+    (lambda: misspecification_curve(make_problem("logistic", n=50, d=3), "linear", 10, seeds=2, rho_max=2,
+                                    margin_octaves=0), "margin_octaves"),
+]
+
+
+@pytest.mark.parametrize("call,name", VALUE_BAD)
+def test_bad_values_raise(call, name):
+    with pytest.raises(ValueError, match=f"Invalid {name}"):
+        call()
+
+
+def test_linear_accepts_p_one_and_numpy_scalars():
+    assert schedule("linear", 1) == schedule("polynomial", 1)
+    assert schedule("polynomial", np.int64(2)) == schedule("polynomial", 2)
+    assert stepsizes(1.0, "fixed", np.int64(5)).shape == (5,)
+    assert suffix_bound(torch.tensor(2.0), "linear", torch.tensor(100)).shape == ()
+
+
+def test_memory_guard_refuses_huge_T():
+    with pytest.raises(ValueError, match="Refusing to allocate"):
+        suffix_bound(2.0, "linear", 1e9)
+    with pytest.raises(ValueError, match="Refusing to allocate"):
+        ideal_eta("linear", 10**9)
+    with pytest.raises(ValueError, match="Refusing to allocate"):
+        family_run("linear", [2.0], 10**7, n_paths=10**6)
+
+
+def test_bound_in_log_space_never_overflows():
+    b = suffix_bound(torch.tensor([1.0, 1e6, 1e12], dtype=torch.float64), "fixed", 100, eta_star=1e12)
+    assert torch.isfinite(b).all()
+    assert b[-1].item() == pytest.approx(1e24 * 10 / 2, rel=1e-9)  # (1 + e²T)/(2eT)·√T ≈ e√T/2, e = 10²⁴

@@ -1,19 +1,27 @@
 """Learning-rate annealing makes a coarse grid search safe (Attia & Koren, arXiv 2503.09411).
 
-Public API (every function validates its arguments; ``ValueError`` names the parameter, value and range):
+Public API (every function validates its arguments; ``ValueError``/``TypeError`` names the parameter, value and
+range):
 
 ``schedule(name, p=None)`` — h: [0, 1] → [0, 1] (fixed, inverse_sqrt, polynomial (1−u)^p, linear, cosine).
 ``stepsizes(eta, schedule, T)`` — η_t = η·h((t−1)/T), t = 1..T (batched over a tensor of η).
-``run_sgd(problem, eta, schedule, T, seeds)`` — projected SGD, stepsizes × seeds in one tensor program.
+``ideal_eta`` / ``classical_eta`` — the bound's own ideal base stepsize / the classical D/(G√T), units D/G.
 ``suffix_bound(rho, schedule, T)`` — [reconstruction] restarted suffix bound at η = ρ·η*, minimised over τ.
+``family_run(schedules, rho, T)`` — projected SGD on the 1-D family f = δx²/2 (or δ|x+1|), δ ∈ [T^{−1/2}, 1].
+``worst_case_experiment(seed)`` / ``worst_case_verdicts(run)`` — the chapter's seeded worst-case rows.
+``run_sgd(problem, eta, schedule, T, seeds)`` — projected SGD, stepsizes × seeds in one tensor program.
 ``misspecification_curve(problem, schedule, T, seeds)`` — measured excess loss vs ρ around the tuned η*.
-``fit_exponent(rhos, values)`` — large-ρ log–log slope (wraps :func:`theorybook.fit.loglog_slope`).
+``fit_exponent(rhos, values)`` — log–log slope on a fit window (wraps :func:`theorybook.fit.loglog_slope`).
 ``problem_bound(problem, eta, schedule, T)`` — the same bound in a problem's units (D = 2R, G = max‖a_i‖).
 ``make_problem(kind)`` — synthetic logistic / least-absolute-deviation regression with exact f*.
 Sympy derivations: ``derive_balance``, ``derive_cosine_endpoint``, ``derive_fixed``, ``schedule_integrals``.
 Widget: :func:`theorybook.annealing_robustness.widgets.explorer`.
+
+Seed robustness: :func:`seeded_verdicts` builds the chapter's stochastic rows for a seed; the chapter uses
+:data:`CHAPTER_SEEDS`.
 """
 
+from ..check import Verdicts
 from .dynamics import (
     PROBLEMS,
     MisspecificationCurve,
@@ -28,6 +36,7 @@ from .theory import (
     SCHEDULES,
     BalanceDerivation,
     Schedule,
+    classical_eta,
     derive_balance,
     derive_cosine_endpoint,
     derive_fixed,
@@ -39,18 +48,34 @@ from .theory import (
     stepsizes,
     suffix_bound,
 )
+from .worst_case import FAMILIES, FamilyRun, default_deltas, family_run, worst_case_experiment, worst_case_verdicts
+
+#: The seed(s) the chapter's worst-case experiment uses.
+CHAPTER_SEEDS: tuple[int, ...] = (0,)
+
+
+def seeded_verdicts(seed: int) -> Verdicts:
+    """The chapter's stochastic verdict rows for ``seed`` (same experiment, scale and tolerances)."""
+    return worst_case_verdicts(worst_case_experiment(seed))
+
 
 __all__ = [
+    "CHAPTER_SEEDS",
+    "FAMILIES",
     "PROBLEMS",
     "SCHEDULES",
     "BalanceDerivation",
+    "FamilyRun",
     "MisspecificationCurve",
     "Problem",
     "SGDRun",
     "Schedule",
+    "classical_eta",
+    "default_deltas",
     "derive_balance",
     "derive_cosine_endpoint",
     "derive_fixed",
+    "family_run",
     "fit_exponent",
     "ideal_eta",
     "make_problem",
@@ -60,6 +85,9 @@ __all__ = [
     "run_sgd",
     "schedule",
     "schedule_integrals",
+    "seeded_verdicts",
     "stepsizes",
     "suffix_bound",
+    "worst_case_experiment",
+    "worst_case_verdicts",
 ]

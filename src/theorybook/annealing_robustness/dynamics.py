@@ -23,7 +23,7 @@ import numpy as np
 import torch
 
 from .. import validate
-from ..device import one_thread, resolve_device, resolve_dtype
+from ..device import one_thread, resolve_device, resolve_dtype, to_numpy
 from .theory import Schedule, ideal_eta, schedule, stepsizes, suffix_bound
 
 __all__ = ["PROBLEMS", "Problem", "make_problem", "SGDRun", "run_sgd", "MisspecificationCurve",
@@ -82,7 +82,7 @@ def _lad_linprog(A: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     from scipy.optimize import linprog
 
     n, d = A.shape
-    An, yn = A.numpy(), y.numpy()
+    An, yn = to_numpy(A), to_numpy(y)
     res = linprog(-yn, A_eq=An.T, b_eq=np.zeros(d), bounds=[(-1.0 / n, 1.0 / n)] * n, method="highs")
     if res.status != 0:  # pragma: no cover - HiGHS solves these small LPs
         raise RuntimeError(f"LAD linear program failed: {res.message}")
@@ -101,11 +101,14 @@ def make_problem(kind: str = "logistic", n: int = 1000, d: int = 20, *, seed: in
     the logistic model (``logistic``) or y = aᵀw + noise·N(0,1) (``lad``); radius R = radius_factor·‖x*‖.
     """
     validate.one_of("kind", kind, PROBLEMS)
-    validate.integer("n", n, 2)
-    validate.integer("d", d, 1)
-    validate.integer("seed", seed, 0)
-    validate.in_range("radius_factor", radius_factor, 1.0, math.inf, low_open=True)
-    validate.positive("noise", noise)
+    n = validate.integer("n", n, 2, 10**6)
+    d = validate.integer("d", d, 1, 1000)
+    if kind == "lad" and n > 20_000:
+        raise ValueError(f"Invalid n: {n} (the LAD linear program is limited to n ≤ 20000)")
+    validate.memory_guard(8.0 * n * d * 4, lower="n or d")
+    seed = validate.integer("seed", seed, 0)
+    radius_factor = validate.number("radius_factor", radius_factor, 1.0, 1e6, low_open=True)
+    noise = validate.number("noise", noise, 0.0, 1e6, low_open=True)
     g = torch.Generator().manual_seed(seed)
     dt = torch.float64
     A = torch.randn(n, d, generator=g, dtype=dt) * torch.logspace(0, -1, d, dtype=dt)
@@ -140,14 +143,18 @@ class SGDRun(NamedTuple):
 
 
 def _seeds(seeds) -> tuple[int, ...]:
-    if isinstance(seeds, int):
-        seeds = range(seeds)
+    if isinstance(seeds, (bool, str)) or seeds is None:
+        raise TypeError(f"Invalid seeds: {seeds!r} (an int count or a sequence of ints ≥ 0)")
+    try:
+        seeds = range(validate.integer("seeds", seeds, 1, 10**5))
+    except TypeError:
+        pass
+    if not hasattr(seeds, "__iter__"):
+        raise TypeError(f"Invalid seeds: {seeds!r} (an int count or a sequence of ints ≥ 0)")
     out = tuple(seeds)
     if not out:
         raise ValueError("Invalid seeds: empty (must be ≥ 1 seed)")
-    for s in out:
-        validate.integer("seeds", s, 0)
-    return out
+    return tuple(validate.integer("seeds", s, 0) for s in out)
 
 
 def run_sgd(problem: Problem, eta, sched: str | Schedule, T: int, seeds=8, *, p: float | None = None,
@@ -161,10 +168,14 @@ def run_sgd(problem: Problem, eta, sched: str | Schedule, T: int, seeds=8, *, p:
     if not isinstance(problem, Problem):
         raise ValueError(f"Invalid problem: {type(problem).__name__} (must be a Problem from make_problem)")
     h = schedule(sched, p)
-    validate.integer("T", T, 1)
-    validate.positive("eta", eta)
-    validate.integer("record_every", record_every, 0)
+    T = validate.integer("T", T, 1, 10**8)
+    validate.in_range("eta", eta, 0.0, 1e12, low_open=True)
+    record_every = validate.integer("record_every", record_every, 0)
     seeds = _seeds(seeds)
+    E, d = torch.as_tensor(eta).numel(), problem.features.shape[1]
+    validate.memory_guard(8.0 * (len(seeds) * T * (d + 2) + E * T + 3 * E * len(seeds) * d
+                                 + (E * len(seeds) * (T // record_every + 2) if record_every else 0)),
+                          lower="T, the number of seeds or of stepsizes")
     dt, dev = resolve_dtype(dtype), resolve_device(device)
     with one_thread(dev):
         return _run(problem, eta, h, T, seeds, record_every, dt, dev)
@@ -234,19 +245,23 @@ def misspecification_curve(problem: Problem, sched: str | Schedule, T: int, seed
                            margin_octaves: float = 3.0, dtype=None, device=None) -> MisspecificationCurve:
     r"""Tune η on a geometric grid (``per_octave`` points per factor 2); read off the cost of being off by ρ.
 
-    The grid is centred on e*_h·R/G (the bound's ideal stepsize, :func:`ideal_eta`, in the problem's units)
+    The grid is centred on e*_h·D/G with D = 2R (the bound's ideal stepsize, :func:`ideal_eta`, which is in
+    units of D/G, converted to the problem's units)
     and extends log₂ρ_max + ``margin_octaves`` octaves each side; η* is the grid point with the least
     seed-mean excess, and ρ runs over 2^{k/per_octave} ≤ ρ_max. One call = one batched run of every grid
-    stepsize × every seed. Raises ``RuntimeError`` if η* lands too near the grid's edge (widen the margin).
+    stepsize × every seed. Raises ``ValueError`` if η* lands too near the grid's edge (widen the margin).
     """
+    if not isinstance(problem, Problem):
+        raise ValueError(f"Invalid problem: {type(problem).__name__} (must be a Problem from make_problem)")
     h = schedule(sched, p)
-    validate.integer("T", T, 1)
-    validate.in_range("rho_max", rho_max, 2.0, math.inf)
-    validate.integer("per_octave", per_octave, 1)
-    validate.in_range("margin_octaves", margin_octaves, 0.0, math.inf)
+    T = validate.integer("T", T, 1, 10**8)
+    rho_max = validate.number("rho_max", rho_max, 2.0, 2.0**20)
+    per_octave = validate.integer("per_octave", per_octave, 1, 16)
+    margin_octaves = validate.number("margin_octaves", margin_octaves, 0.0, 20.0)
     K = int(math.floor(math.log2(rho_max) * per_octave + 1e-9))
     M = int(math.ceil(margin_octaves * per_octave))
-    centre = ideal_eta(h, T) * problem.radius / problem.lipschitz
+    # ideal_eta is in units of D/G; the ball's diameter is D = 2R
+    centre = ideal_eta(h, T) * problem.diameter / problem.lipschitz
     j = torch.arange(-(K + M), K + M + 1, dtype=torch.float64)
     etas = centre * 2.0 ** (j / per_octave)
     run = run_sgd(problem, etas, h, T, seeds, dtype=dtype, device=device)
@@ -255,8 +270,8 @@ def misspecification_curve(problem: Problem, sched: str | Schedule, T: int, seed
     sem = ex.std(1) / math.sqrt(ex.shape[1]) if ex.shape[1] > 1 else torch.zeros_like(mean)
     k = int(torch.argmin(mean))
     if k - K < 0 or k + K >= len(etas):
-        raise RuntimeError(f"tuned stepsize {float(etas[k]):.3g} is within {K} grid points of the edge; "
-                           f"increase margin_octaves (now {margin_octaves:g})")
+        raise ValueError(f"Invalid margin_octaves: {margin_octaves:g} (the tuned stepsize {float(etas[k]):.3g} is "
+                         f"within {K} grid points of the grid's edge; increase it)")
     ks = torch.arange(K + 1)
     rho = 2.0 ** (ks.double() / per_octave)
     worst = torch.stack([mean[k - q:k + q + 1].max() for q in range(K + 1)])
@@ -273,8 +288,14 @@ def problem_bound(problem: Problem, eta, sched: str | Schedule, T: int, *,
     """
     if not isinstance(problem, Problem):
         raise ValueError(f"Invalid problem: {type(problem).__name__} (must be a Problem from make_problem)")
-    validate.positive("eta", eta)
+    validate.in_range("eta", eta, 0.0, 1e6, low_open=True)
+    h = schedule(sched, p)
+    T = validate.integer("T", T, 1, 10**7)
     D, G = problem.diameter, problem.lipschitz
-    e = torch.as_tensor(eta, dtype=torch.float64).reshape(-1) * G / D
-    vals = torch.stack([suffix_bound(1.0, sched, T, p=p, eta_star=float(ei), device="cpu") for ei in e])
-    return (vals * D * G / math.sqrt(T)).reshape(torch.as_tensor(eta).shape)
+    e = validate.finite_tensor("eta", eta).detach().to("cpu", torch.float64)
+    shape = e.shape
+    e = e.reshape(-1) * G / D
+    if e.numel() > 4096:
+        raise ValueError(f"Invalid eta: {e.numel()} stepsizes (at most 4096 per call)")
+    vals = torch.stack([suffix_bound(1.0, h, T, eta_star=float(ei), device="cpu") for ei in e])
+    return (vals * D * G / math.sqrt(T)).reshape(shape)

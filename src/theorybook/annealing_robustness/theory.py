@@ -11,7 +11,15 @@ suffix bound of projected SGD, restarted at step τ (the projection keeps ‖x_�
     err ≲ min_τ (D² + G² Σ_{t≥τ} η_t²) / (2 Σ_{t≥τ} η_t).
 
 Units: D = G = 1 (the bound scales as DG/√T once η is measured in units of D/G), and values are returned
-multiplied by √T, so a perfectly tuned fixed stepsize scores exactly 1.
+multiplied by √T, so a perfectly tuned fixed stepsize scores exactly 1. A problem with diameter D and gradient
+bound G turns a stepsize e (units D/G) into η = e·D/G — for a ball of radius R, D = 2R.
+
+Two normalisations of the base stepsize appear in the chapter (both in units D/G):
+
+* the **classical** one, :func:`classical_eta`: η* = D/(G√T) for the h-shaped schedules, and η_t = D/(G√t) for
+  inverse-sqrt (its base η = D/G, so its last step is D/(G√T)) — the fixed η* against which our reading of the
+  abstract measures ρ [reconstruction];
+* the schedule's **own ideal**, :func:`ideal_eta`: the base stepsize that minimises the reconstructed bound.
 """
 
 from __future__ import annotations
@@ -24,7 +32,7 @@ import sympy as sp
 import torch
 
 from .. import validate
-from ..device import one_thread, resolve_device, resolve_dtype
+from ..device import one_thread, resolve_device, resolve_dtype, to_numpy
 from ..fit import LineFit, loglog_slope
 
 __all__ = [
@@ -33,6 +41,7 @@ __all__ = [
     "schedule",
     "stepsizes",
     "ideal_eta",
+    "classical_eta",
     "suffix_bound",
     "fit_exponent",
     "predicted_exponent",
@@ -45,6 +54,10 @@ __all__ = [
 
 #: Schedule names; ``"linear"`` is ``"polynomial"`` with p = 1.
 SCHEDULES = ("fixed", "inverse_sqrt", "polynomial", "linear", "cosine")
+
+#: Largest accepted polynomial degree p, misspecification ρ and horizon T (beyond them the bound's numbers stop
+#: meaning anything in float64, or the suffix sums no longer fit the memory budget).
+P_MAX, RHO_MAX, T_MAX = 100.0, 1e12, 10**9
 
 
 @dataclass(frozen=True)
@@ -84,29 +97,50 @@ class Schedule:
 
 
 def schedule(name: str | Schedule, p: float | None = None) -> Schedule:
-    """The schedule h called ``name`` (one of :data:`SCHEDULES`); ``p ≥ 1`` for ``polynomial``."""
+    """The schedule h called ``name`` (one of :data:`SCHEDULES`).
+
+    ``p`` is the degree of ``polynomial`` (a real number in [1, 100]; bools, NaN and ±inf are rejected). The
+    other schedules take no degree: ``linear`` *is* ``polynomial`` with p = 1, so ``schedule("linear", 5)``
+    raises ``ValueError`` rather than silently ignoring p (use ``schedule("polynomial", 5)``); p = 1 is allowed
+    for ``linear``. A :class:`Schedule` passes through (a ``p`` that disagrees with its degree is an error).
+    """
     if isinstance(name, Schedule):
+        if p is not None and (name.name != "polynomial" or validate.number("p", p, 1.0, P_MAX) != name.p):
+            raise ValueError(f"Invalid p: {p!r} (the schedule {name.label!r} already fixes its degree)")
         return name
+    if not isinstance(name, str):
+        raise TypeError(f"Invalid schedule: {name!r} (must be one of {', '.join(map(repr, SCHEDULES))})")
     validate.one_of("schedule", name, SCHEDULES)
-    if name == "linear":
-        return Schedule("polynomial", 1)
     if name == "polynomial":
         if p is None:
-            raise ValueError("Invalid p: None (polynomial schedule needs a degree p ≥ 1)")
-        validate.in_range("p", p, 1.0, math.inf)
-        return Schedule("polynomial", int(p) if float(p).is_integer() else float(p))
+            raise ValueError("Invalid p: None (polynomial schedule needs a degree p in [1, 100])")
+        q = validate.number("p", p, 1.0, P_MAX)
+        return Schedule("polynomial", int(q) if q.is_integer() else q)
+    if name == "linear":
+        if p is not None and validate.number("p", p) != 1.0:
+            raise ValueError(f"Invalid p: {p!r} (linear is polynomial with p = 1; for degree {p!r} use "
+                             f"schedule('polynomial', {p!r}))")
+        return Schedule("polynomial", 1)
+    if p is not None:
+        raise ValueError(f"Invalid p: {p!r} (only the polynomial schedule takes a degree; {name} has none)")
     return Schedule(name)
 
 
 def _check_T(T) -> int:
-    return validate.integer("T", T, 1)
+    return validate.integer("T", T, 1, T_MAX)
+
+
+def _guard_suffix(T: int) -> None:
+    # _suffix_sums keeps ~6 length-T float64 vectors; _suffix_bound adds a 16 × T chunk
+    validate.memory_guard(8.0 * T * 24, lower="T")
 
 
 def stepsizes(eta, sched: str | Schedule, T: int, *, p: float | None = None, dtype=None, device=None):
     r"""η_t = η·h((t−1)/T) for t = 1..T; shape ``(*eta.shape, T)`` (``eta`` a number or tensor, > 0)."""
     h = schedule(sched, p)
     _check_T(T)
-    validate.positive("eta", eta)
+    validate.in_range("eta", eta, 0.0, 1e300, low_open=True)
+    validate.memory_guard(8.0 * T * (2 + torch.as_tensor(eta).numel()), lower="T or the number of stepsizes")
     dt, dev = resolve_dtype(dtype), resolve_device(device)
     u = torch.arange(T, dtype=dt, device=dev) / T
     e = torch.as_tensor(eta, dtype=dt, device=dev)
@@ -123,65 +157,88 @@ def _suffix_sums(h: Schedule, T: int, dtype=torch.float64, device=None):
 
 
 def ideal_eta(sched: str | Schedule, T: int, *, p: float | None = None) -> float:
-    r"""e*_h = argmin_e min_τ bound (units D/G): for fixed τ the optimum is e = 1/√A2(τ), value √A2/A1.
+    r"""e*_h = argmin_e min_τ bound, in units of D/G (multiply by D/G — D = 2R for a ball — for a stepsize).
 
-    For fixed h this is 1/√T (the classical D/(G√T)); for inverse-sqrt it is ≈ 1/√(ln T)-ish, T-dependent.
+    For a fixed τ the optimum is e = 1/√A2(τ) with value √A2/A1 (A1 = Σ_{t≥τ}h_t, A2 = Σ_{t≥τ}h_t²), so e*_h is
+    read off the τ that minimises √A2/A1. Values: fixed 1/√T (the classical D/(G√T)); linear √3/√T; cosine
+    √(8/3)/√T; inverse-sqrt (η_t = e/√t) a T-independent constant ≈ 0.631 = 1/√ln(1/c*), where the restart sits
+    at the fixed fraction c* ≈ 0.081 of training that minimises √ln(1/c)/(1 − √c) (A1 ≈ 2√T(1 − √c),
+    A2 ≈ ln(1/c)).
     """
     h = schedule(sched, p)
     _check_T(T)
+    _guard_suffix(T)
     with one_thread(torch.device("cpu")):
         a1, a2 = _suffix_sums(h, T, device="cpu")
         k = int(torch.argmin(a2.sqrt() / a1))
         return float(1.0 / a2[k].sqrt())
 
 
+def classical_eta(sched: str | Schedule, T: int, *, p: float | None = None) -> float:
+    r"""The classical base stepsize in units of D/G: 1/√T (η* = D/(G√T)) for the h-shaped schedules, and 1 for
+    inverse-sqrt, whose steps η_t = η/√t then end at D/(G√T) — the fixed η* = D/(G√T) against which our reading of
+    the abstract measures ρ [reconstruction], as opposed to each schedule's own bound-ideal :func:`ideal_eta`."""
+    h = schedule(sched, p)
+    T = _check_T(T)
+    return 1.0 if h.name == "inverse_sqrt" else 1.0 / math.sqrt(T)
+
+
 def suffix_bound(rho, sched: str | Schedule, T: int, *, p: float | None = None, eta_star: float | None = None,
                  device=None) -> torch.Tensor:
-    r"""[reconstruction] √T · min_τ [1 + Σ_{t≥τ}η_t²] / (2Σ_{t≥τ}η_t) with η = ρ·e*_h (units D = G = 1).
+    r"""[reconstruction] √T · min_τ [1 + Σ_{t≥τ}η_t²] / (2Σ_{t≥τ}η_t) with η = ρ·e* (units D = G = 1).
 
-    ``rho ≥ 1`` (number or 1-D tensor) is the over-estimation factor; ``eta_star`` defaults to
-    :func:`ideal_eta`, so ρ = 1 is the schedule's best bound. Computed on ``device``; returns a float64 CPU
-    tensor shaped like ``rho`` (it is plotted and fitted, never fed back into a simulation).
+    ``rho`` in [1, 10¹²] (number or tensor) is the over-estimation factor; ``eta_star`` (units D/G) defaults to
+    :func:`ideal_eta`, so ρ = 1 is the schedule's best bound; pass :func:`classical_eta` for the classical
+    normalisation. Evaluated in log space (no overflow at any accepted ρ), on ``device``; returns a float64
+    CPU tensor shaped like ``rho`` (it is plotted and fitted, never fed back into a simulation).
     """
     h = schedule(sched, p)
-    _check_T(T)
-    validate.in_range("rho", rho, 1.0, math.inf)
-    if eta_star is not None:
-        validate.positive("eta_star", eta_star)
-    e0 = ideal_eta(h, T) if eta_star is None else float(eta_star)
+    T = _check_T(T)
+    validate.in_range("rho", rho, 1.0, RHO_MAX, high_open=False)
+    e0 = ideal_eta(h, T) if eta_star is None else validate.number("eta_star", eta_star, 0.0, 1e12, low_open=True)
+    _guard_suffix(T)
     dev = resolve_device(device)
     with one_thread(dev):
-        return _suffix_bound(torch.as_tensor(rho, dtype=torch.float64), h, T, e0, dev)
+        r = rho.detach().to(torch.float64) if isinstance(rho, torch.Tensor) else torch.as_tensor(
+            rho, dtype=torch.float64)
+        return _suffix_bound(r, h, T, e0, dev)
 
 
 def _suffix_bound(rho: torch.Tensor, h: Schedule, T: int, e0: float, dev: torch.device) -> torch.Tensor:
     a1, a2 = _suffix_sums(h, T, device=dev)
-    r = torch.as_tensor(rho, dtype=torch.float64, device=dev)
+    la1, la2 = a1.log(), a2.log()
+    r = rho.to(dev)
     flat = r.reshape(-1)
     out = torch.empty_like(flat)
     for i in range(0, flat.numel(), 16):  # chunks keep memory at 16·T values
-        e = (flat[i:i + 16] * e0).unsqueeze(-1)
-        b = (1.0 + e * e * a2) / (2.0 * e * a1)
-        out[i:i + 16] = b.min(dim=-1).values * math.sqrt(T)
+        le = (flat[i:i + 16].log() + math.log(e0)).unsqueeze(-1)
+        # log[(1 + e²A2)/(2eA1)] = softplus(2 ln e + ln A2) − ln 2 − ln e − ln A1
+        lb = torch.nn.functional.softplus(2.0 * le + la2) - math.log(2.0) - le - la1
+        out[i:i + 16] = (lb.min(dim=-1).values + 0.5 * math.log(T)).exp()
     return out.reshape(r.shape).cpu()
 
 
-def fit_exponent(rhos, values, *, rho_min: float = 1.0) -> LineFit:
-    """Least-squares slope of ln(values) on ln(ρ) over ρ ≥ ``rho_min``.
+def fit_exponent(rhos, values, *, rho_min: float = 1.0, rho_max: float | None = None) -> LineFit:
+    """Least-squares slope of ln(values) on ln(ρ) over the fit window ``rho_min ≤ ρ ≤ rho_max`` (None: no cap).
 
-    Wraps :func:`theorybook.fit.loglog_slope`; returns its ``LineFit`` (slope, intercept, stderr).
+    Wraps :func:`theorybook.fit.loglog_slope`; returns its ``LineFit`` (slope, intercept, stderr). The window must
+    hold ≥ 3 points with ≥ 2 distinct ρ.
     """
-    r = torch.as_tensor(rhos).detach().to("cpu", torch.float64).reshape(-1)
-    v = torch.as_tensor(values).detach().to("cpu", torch.float64).reshape(-1)
-    validate.in_range("rhos", r, 1.0, math.inf)
+    r = validate.finite_tensor("rhos", rhos).detach().to("cpu", torch.float64).reshape(-1)
+    v = validate.finite_tensor("values", values).detach().to("cpu", torch.float64).reshape(-1)
+    validate.in_range("rhos", r, 1.0, RHO_MAX, high_open=False)
     validate.positive("values", v)
-    validate.in_range("rho_min", rho_min, 1.0, math.inf)
+    lo = validate.number("rho_min", rho_min, 1.0, RHO_MAX)
+    hi = RHO_MAX if rho_max is None else validate.number("rho_max", rho_max, lo, RHO_MAX)
     if r.shape != v.shape:
         raise ValueError(f"Invalid values: {v.numel()} values for {r.numel()} rhos (must match)")
-    keep = r >= rho_min
+    keep = (r >= lo) & (r <= hi)
     if int(keep.sum()) < 3:
-        raise ValueError(f"Invalid rho_min: {rho_min:g} (leaves {int(keep.sum())} points; need ≥ 3)")
-    return loglog_slope(r[keep].numpy(), v[keep].numpy())
+        raise ValueError(f"Invalid rho_min: {rho_min:g} (window [{lo:g}, {hi:g}] leaves {int(keep.sum())} points; "
+                         f"need ≥ 3)")
+    if int(torch.unique(r[keep]).numel()) < 2:
+        raise ValueError("Invalid rhos: a single distinct ρ in the fit window (a slope needs ≥ 2)")
+    return loglog_slope(to_numpy(r[keep]), to_numpy(v[keep]))
 
 
 def predicted_exponent(sched: str | Schedule, p: float | None = None) -> float:
@@ -212,7 +269,7 @@ def derive_balance(p: int) -> BalanceDerivation:
     (p+1)/(2ρ s^{p+1}) + (p+1)ρ s^p/(2(2p+1)). Solving d/ds = 0 gives s*, and d ln bound(s*)/d ln ρ is the
     exponent, which sympy reduces to 1/(2p+1).
     """
-    validate.integer("p", p, 1)
+    p = validate.integer("p", p, 1, 12)
     s, rho = sp.symbols("s rho", positive=True)
     a = sp.Rational(p + 1, 2)
     b = sp.Rational(p + 1, 2 * (2 * p + 1))

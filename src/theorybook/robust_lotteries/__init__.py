@@ -1,0 +1,78 @@
+"""Robust AI evaluation through maximal lotteries (Khalaf et al., ICML 2026, arXiv 2602.21297), at CPU scale on a
+synthetic preference world (LMArena/HUMAINE data are not used).
+
+Public API (arguments validated; bad input raises ``ValueError``/``TypeError`` naming parameter, value and range):
+
+``margin_matrix(wins)`` — ``M_ij = (W_ij − W_ji)/(W_ij + W_ji)``, 0 for unseen pairs.
+``maximal_lottery(M) -> Lottery(p, value, support)`` — Fishburn's maximin LP (HiGHS); value 0.
+``robust_lottery(Ms, w0, rho, form="dual"|"vertex") -> Lottery`` — ``max_p min_{TV(w,w₀)≤ρ} min_q pᵀ(Σ w_k M_k)q``
+    [secondary objective; the LP is our reconstruction].
+``worst_case_value(p, Ms, w0, rho) -> WorstCase(value, weights, opponent)`` — the inner minimum in closed form.
+``tv_ball_vertices(w0, rho)`` — the vertices of the TV ball (one greedy point per ordering of the slices).
+``guaranteed_win_rate(p, M)`` — ``(1 + min_j (Mᵀp)_j)/2``.
+``bradley_terry(wins, *, alpha=0.0)`` — Newton MLE, mean-zero scores (torch, batched).
+``preference_world(...)``, ``sample_comparisons(world, per_pair, seed)`` — the synthetic world and its votes.
+``world_sweep``, ``replicate_study`` and the verdict builders ``world_verdicts``, ``replicate_verdicts``,
+``seeded_verdicts(seed)``, ``deterministic_verdicts()``; ``CHAPTER_SEEDS``.
+Sympy derivations: :mod:`theorybook.robust_lotteries.theory`.
+Widget: :func:`theorybook.robust_lotteries.widgets.explorer`.
+"""
+
+import numpy as _np
+import sympy as _sp
+
+from .experiment import (
+    CHAPTER_SEEDS,
+    RHOS,
+    Comparisons,
+    PreferenceWorld,
+    ReplicateStudy,
+    WorldSweep,
+    bradley_terry,
+    deterministic_verdicts,
+    preference_world,
+    replicate_study,
+    replicate_verdicts,
+    sample_comparisons,
+    seeded_verdicts,
+    world_sweep,
+    world_verdicts,
+)
+from .lotteries import (
+    Lottery,
+    WorstCase,
+    guaranteed_win_rate,
+    margin_matrix,
+    maximal_lottery,
+    robust_lottery,
+    tv_ball_vertices,
+    worst_case_value,
+)
+
+__all__ = [
+    "CHAPTER_SEEDS", "RHOS", "Comparisons", "Lottery", "PreferenceWorld", "ReplicateStudy", "WorldSweep",
+    "WorstCase", "bradley_terry", "deterministic_verdicts", "guaranteed_win_rate", "margin_matrix",
+    "maximal_lottery", "preference_world", "replicate_study", "replicate_verdicts", "robust_lottery",
+    "sample_comparisons", "seeded_verdicts", "tv_ball_vertices", "world_sweep", "world_verdicts",
+    "worst_case_value",
+]
+
+_M2 = _np.array([[[0.0, 0.5], [-0.5, 0.0]], [[0.0, -0.25], [0.25, 0.0]]])
+#: Cheap valid arguments for tests/test_api_fuzz.py (the other parameters keep their defaults).
+FUZZ_BASE = {
+    "margin_matrix": {"wins": _np.array([[0, 3], [1, 0]])},
+    "maximal_lottery": {"M": _M2[0]},
+    "robust_lottery": {"Ms": _M2, "w0": [0.5, 0.5], "rho": 0.2},
+    "worst_case_value": {"p": [0.5, 0.5], "Ms": _M2, "w0": [0.5, 0.5], "rho": 0.2},
+    "tv_ball_vertices": {"w0": [0.5, 0.3, 0.2], "rho": 0.2},
+    "guaranteed_win_rate": {"p": [0.5, 0.5], "M": _M2[0]},
+    "bradley_terry": {"wins": _np.array([[0, 3], [1, 0]])},
+    "sample_comparisons": {"world": preference_world(4, (0.5, 0.5), device="cpu"), "per_pair": 5, "seed": 0},
+    "replicate_study": {"world": preference_world(4, (0.5, 0.5), device="cpu"), "per_pair": 5, "replicates": 2,
+                        "with_choix": False},
+    "world_sweep": {"world": preference_world(4, (0.5, 0.5), device="cpu"), "rhos": (0.0, 0.3)},
+    "derive_inner_tv_dual": {"n_random": 1},
+    "tv_worst_case_exact": {"c": [1, 0], "w0": [0.5, 0.5], "rho": 0.25},
+    "robust_lp_exact": {"Ms": [_sp.Matrix([[0, _sp.Rational(1, 2)], [-_sp.Rational(1, 2), 0]])], "w0": [1],
+                        "rho": 0},
+}

@@ -1,0 +1,272 @@
+"""Tests for theorybook.robust_lotteries: closed forms vs LPs vs brute force, exact arithmetic vs HiGHS, Bradley–Terry
+vs choix and vs the generating scores, validation errors, and the widget at every slider extreme."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+import sympy as sp
+import torch
+from scipy.optimize import linprog
+
+from theorybook.device import to_numpy
+from theorybook.robust_lotteries import (
+    CHAPTER_SEEDS,
+    bradley_terry,
+    guaranteed_win_rate,
+    margin_matrix,
+    maximal_lottery,
+    preference_world,
+    robust_lottery,
+    sample_comparisons,
+    seeded_verdicts,
+    theory,
+    tv_ball_vertices,
+    world_sweep,
+    worst_case_value,
+)
+
+
+def _random_margins(K: int, m: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(K):
+        u = rng.normal(size=m) * 1.5
+        A = np.tanh(u[:, None] - u[None, :] + 0.6 * rng.normal(size=(m, m)))
+        out.append((A - A.T) / 2)
+    return np.array(out)
+
+
+def _inner_min_lp(c: np.ndarray, w0: np.ndarray, rho: float) -> float:
+    """min cᵀw over the TV ball by a generic LP (w, d) — independent of the closed form and of the vertices."""
+    K = c.size
+    I = np.eye(K)
+    A_ub = np.block([[I, -I], [-I, -I], [np.zeros((1, K)), np.ones((1, K))]])
+    b_ub = np.concatenate([w0, -w0, [2 * rho]])
+    A_eq = np.concatenate([np.ones(K), np.zeros(K)])[None]
+    res = linprog(np.concatenate([c, np.zeros(K)]), A_ub=A_ub, b_ub=b_ub, A_eq=A_eq, b_eq=[1.0],
+                  bounds=[(0, None)] * (2 * K), method="highs")
+    return float(res.fun)
+
+
+# -- margin matrix and the maximal lottery -------------------------------------------------------------------
+def test_margin_matrix_values_and_unseen_pairs():
+    W = np.array([[0, 3, 0], [1, 0, 2], [0, 2, 0]])
+    M = margin_matrix(W)
+    assert M[0, 1] == pytest.approx(0.5) and M[1, 0] == pytest.approx(-0.5)
+    assert M[1, 2] == 0.0 and M[0, 2] == 0.0  # tie and unseen
+    np.testing.assert_allclose(M, -M.T)
+
+
+@pytest.mark.parametrize("bad", [np.array([[0, -1], [1, 0]]), np.array([[0, 1.5], [1, 0]]), np.zeros((2, 3))])
+def test_margin_matrix_rejects_bad_counts(bad):
+    with pytest.raises(ValueError):
+        margin_matrix(bad)
+
+
+@pytest.mark.parametrize("a,b,c", [(0.2, 0.5, 0.9), (1.0, 1.0, 1.0), (0.1, 0.7, 0.3)])
+def test_three_cycle_maximal_lottery_matches_closed_form(a, b, c):
+    M = np.array([[0, a, -b], [-a, 0, c], [b, -c, 0]])
+    lot = maximal_lottery(M)
+    np.testing.assert_allclose(lot.p, np.array([c, b, a]) / (a + b + c), atol=1e-9)
+    assert abs(lot.value) < 1e-9 and lot.support == (0, 1, 2)
+    assert guaranteed_win_rate(lot.p, M) >= 0.5 - 1e-9
+
+
+@pytest.mark.parametrize("bad", [np.zeros((2, 3)), np.array([[0, 0.5], [0.4, 0]]), np.array([[0, 2.0], [-2.0, 0]])])
+def test_maximal_lottery_rejects_bad_margins(bad):
+    with pytest.raises(ValueError):
+        maximal_lottery(bad)
+
+
+# -- the TV ball -----------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("rho", [0.0, 0.07, 0.2, 0.5, 0.9, 1.0])
+def test_vertices_lie_in_the_ball_and_cover_its_extremes(rho):
+    w0 = np.array([0.5, 0.3, 0.15, 0.05])
+    V = tv_ball_vertices(w0, rho)
+    assert 1 <= len(V) <= 24
+    assert np.all(V >= -1e-12) and np.allclose(V.sum(1), 1)
+    assert np.all(0.5 * np.abs(V - w0).sum(1) <= rho + 1e-12)
+    rng = np.random.default_rng(3)
+    for _ in range(20):  # the minimum of a linear function over the ball is attained at a listed vertex
+        c = rng.normal(size=4)
+        assert (V @ c).min() == pytest.approx(_inner_min_lp(c, w0, rho), abs=1e-9)
+
+
+def test_vertices_at_zero_and_full_radius():
+    w0 = np.array([0.6, 0.25, 0.15])
+    np.testing.assert_allclose(tv_ball_vertices(w0, 0.0), w0[None])
+    full = tv_ball_vertices(w0, 1.0)
+    for k in range(3):
+        assert np.any(np.all(np.isclose(full, np.eye(3)[k]), axis=1))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("rho", [0.0, 0.1, 0.3, 0.6, 1.0])
+def test_worst_case_closed_form_matches_lp_and_vertices(seed, rho):
+    Ms = _random_margins(3, 6, seed)
+    w0 = np.array([0.7, 0.15, 0.15])
+    p = np.random.default_rng(seed).dirichlet(np.ones(6))
+    wc = worst_case_value(p, Ms, w0, rho)
+    C = np.einsum("kij,i->kj", Ms, p)
+    lp = min(_inner_min_lp(C[:, j], w0, rho) for j in range(6))
+    V = tv_ball_vertices(w0, rho)
+    brute = (V @ C).min()
+    assert wc.value == pytest.approx(lp, abs=1e-9) and wc.value == pytest.approx(brute, abs=1e-12)
+    assert 0.5 * np.abs(wc.weights - w0).sum() <= rho + 1e-12 and wc.weights.sum() == pytest.approx(1)
+    assert wc.value == pytest.approx(float(wc.weights @ C[:, wc.opponent]), abs=1e-12)
+
+
+# -- the robust LP ---------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("K,m,seed", [(2, 5, 0), (3, 6, 1), (4, 7, 2)])
+@pytest.mark.parametrize("rho", [0.0, 0.15, 0.4, 1.0])
+def test_dual_and_vertex_forms_agree_and_certify(K, m, seed, rho):
+    Ms = _random_margins(K, m, seed)
+    w0 = np.random.default_rng(seed).dirichlet(np.ones(K))
+    dual = robust_lottery(Ms, w0, rho)
+    vert = robust_lottery(Ms, w0, rho, form="vertex")
+    assert dual.value == pytest.approx(vert.value, abs=1e-8)
+    assert worst_case_value(dual.p, Ms, w0, rho).value == pytest.approx(dual.value, abs=1e-8)
+
+
+def test_rho_zero_is_the_pooled_maximal_lottery_value_and_nonincreasing():
+    Ms = _random_margins(3, 6, 5)
+    w0 = np.array([0.6, 0.25, 0.15])
+    ml = maximal_lottery(np.einsum("k,kij->ij", w0, Ms))
+    vals = [robust_lottery(Ms, w0, r).value for r in (0.0, 0.1, 0.2, 0.4, 0.8)]
+    assert vals[0] == pytest.approx(ml.value, abs=1e-8)
+    assert np.all(np.diff(vals) <= 1e-9)
+    for r in (0.1, 0.4):
+        assert (worst_case_value(robust_lottery(Ms, w0, r).p, Ms, w0, r).value
+                >= worst_case_value(ml.p, Ms, w0, r).value - 1e-9)
+
+
+def test_exact_rational_instance_matches_highs():
+    Ms, w0, rho = theory.exact_instance()
+    ex = theory.robust_lp_exact(Ms, w0, rho)
+    assert ex.value_vertex == ex.value_dual
+    lot = robust_lottery(np.array([np.array(M, dtype=float) for M in Ms]), np.array(w0, dtype=float), float(rho))
+    assert lot.value == pytest.approx(float(ex.value_vertex), abs=1e-9)
+    np.testing.assert_allclose(lot.p, np.array(ex.p_vertex, dtype=float), atol=1e-8)
+
+
+def test_sympy_derivations():
+    cyc = theory.derive_three_cycle()
+    assert cyc.ratio_check == sp.zeros(3, 1) and cyc.value == 0 and cyc.nullity == 1
+    inner = theory.derive_inner_tv_dual(n_random=1)
+    assert inner.symbolic_gap == 0 and inner.certificate_feasible
+    assert inner.max_primal_gap == 0 and inner.max_dual_gap == 0
+    assert theory.tv_worst_case_exact([1, 0, -1], [sp.Rational(1, 2), sp.Rational(1, 4), sp.Rational(1, 4)],
+                                      sp.Rational(1, 3)) == sp.Rational(1, 4) - sp.Rational(1, 3) * 2  # cᵀw₀ − ρΔc
+
+
+@pytest.mark.parametrize("kw", [dict(w0=[0.5, 0.6, -0.1]), dict(w0=[0.5, 0.4, 0.05]), dict(rho=1.5), dict(rho=-0.1),
+                                dict(rho=float("nan")), dict(w0=[0.5, 0.5])])
+def test_robust_lottery_validation(kw):
+    args = dict(Ms=_random_margins(3, 4, 0), w0=[0.6, 0.25, 0.15], rho=0.2) | kw
+    with pytest.raises(ValueError):
+        robust_lottery(**args)
+
+
+def test_unequal_shapes_and_bools_are_rejected():
+    with pytest.raises(ValueError):
+        robust_lottery([np.zeros((3, 3)), np.zeros((4, 4))], [0.5, 0.5], 0.1)
+    with pytest.raises(TypeError):
+        robust_lottery(_random_margins(2, 3, 0), [0.5, 0.5], True)
+    with pytest.raises(ValueError):
+        robust_lottery(_random_margins(2, 3, 0), [0.5, 0.5], 0.1, form="primal")
+    # numpy scalars and 0-d tensors are numbers
+    lot = robust_lottery(_random_margins(2, 3, 0), [0.5, 0.5], torch.tensor(0.2))
+    assert np.isfinite(lot.value)
+    assert np.isfinite(worst_case_value(lot.p, _random_margins(2, 3, 0), [0.5, 0.5], np.float32(0.2)).value)
+    with pytest.raises(ValueError):
+        worst_case_value([0.5, 0.6, -0.1], _random_margins(2, 3, 0), [0.5, 0.5], 0.2)
+
+
+# -- Bradley–Terry ---------------------------------------------------------------------------------------------
+def test_bradley_terry_recovers_scores_and_matches_choix():
+    choix = pytest.importorskip("choix")
+    s = torch.tensor([1.0, 0.4, 0.0, -0.3, -1.1], dtype=torch.float64)
+    P = torch.sigmoid(s[:, None] - s[None, :])
+    W = torch.round(1e6 * P) * (1 - torch.eye(5, dtype=torch.float64))
+    est = to_numpy(bradley_terry(W))
+    np.testing.assert_allclose(est, to_numpy(s - s.mean()), atol=2e-3)
+    world = preference_world()
+    wins = sample_comparisons(world, 50, 3, replicates=3).wins.sum(1)
+    ours = to_numpy(bradley_terry(wins))
+    for i in range(3):
+        ref = choix.ilsr_pairwise_dense(to_numpy(wins[i]), alpha=0.0, max_iter=10_000, tol=1e-12)
+        np.testing.assert_allclose(ours[i], ref - ref.mean(), atol=1e-8)
+    assert np.allclose(ours.sum(-1), 0, atol=1e-10)
+
+
+def test_bradley_terry_requires_a_strongly_connected_win_graph():
+    W = np.array([[0, 5, 5], [0, 0, 3], [0, 2, 0]])  # model 0 never loses: the MLE runs off to infinity
+    with pytest.raises(ValueError):
+        bradley_terry(W)
+    s = to_numpy(bradley_terry(W, alpha=0.1))
+    assert np.all(np.isfinite(s)) and s[0] == s.max()
+    for bad in (np.array([[0, -1], [1, 0]]), np.array([[0, 0.5], [1, 0]]), np.zeros((2, 3))):
+        with pytest.raises(ValueError):
+            bradley_terry(bad)
+    with pytest.raises(TypeError):
+        bradley_terry(np.array([[0, 1], [1, 0]]), alpha=True)
+
+
+# -- world and sampling ----------------------------------------------------------------------------------------
+def test_world_and_sampling():
+    world = preference_world()
+    M = to_numpy(world.M)
+    assert M.shape == (3, 8, 8) and np.allclose(M, -np.transpose(M, (0, 2, 1)))
+    comp = sample_comparisons(world, 500, 1, replicates=2)
+    W = to_numpy(comp.wins)
+    assert comp.per_group == (900, 375, 225)
+    n = W + np.transpose(W, (0, 1, 3, 2))
+    for k, nk in enumerate(comp.per_group):
+        off = ~np.eye(8, dtype=bool)
+        assert np.all(n[:, k][:, off] == nk)
+    np.testing.assert_array_equal(W, to_numpy(sample_comparisons(world, 500, 1, replicates=2).wins))
+    for bad in (dict(per_pair=0), dict(per_pair=2.5), dict(seed=-1)):
+        args = dict(world=world, per_pair=10, seed=0) | bad
+        with pytest.raises(ValueError):
+            sample_comparisons(**args)
+    for bad in (dict(shares=(1.0,)), dict(shares=(0.5, 0.6)), dict(dislike=-1.0), dict(n_models=1)):
+        with pytest.raises(ValueError):
+            preference_world(**bad)
+
+
+def test_world_sweep_story_on_true_preferences():
+    sw = world_sweep(preference_world(), rhos=(0.0, 0.4))
+    assert sw.ml.support == (0,)  # model A is the pooled Condorcet winner
+    assert len(sw.robust[1].support) >= 2  # the robust lottery hedges
+    assert sw.worst_robust[1] - sw.worst_ml[1] > 0.05
+
+
+def test_seeded_rows_hold_for_the_chapter_seed():
+    v = seeded_verdicts(CHAPTER_SEEDS[0])
+    assert v.passed, [r.claim for r in v.failures]
+    assert {r.kind for r in v.rows} <= {"reproduces", "consistency"}
+
+
+# -- widget ----------------------------------------------------------------------------------------------------
+def test_widget_extremes():
+    pytest.importorskip("ipywidgets")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from theorybook.robust_lotteries.widgets import explorer, summarize
+
+    panel = explorer()
+    controls = [c for row in panel.children[:2] for c in row.children]
+    status = panel.children[2]
+    assert "worst-case win rate" in status.value
+    for c in controls:
+        for value in (c.min, c.max, c.value):
+            c.value = value
+            assert "cannot run" not in status.value, (c.description, value, status.value)
+            assert "worst-case win rate" in status.value
+    for args in itertools.product((0.0, 1.0), (0.01, 0.5), (0.0, 6.0), (1, 2000)):
+        s = summarize(*args)
+        assert np.all(np.isfinite(s.worst_win)) and np.all((s.group_win >= 0) & (s.group_win <= 1))
