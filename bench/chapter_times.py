@@ -24,7 +24,7 @@ LIMIT_S = 60.0
 def chapters() -> list[str]:
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
     files = [c["file"] for part in toc["parts"] for c in part["chapters"]]
-    return [f"{f}.md" for f in files if not f.endswith("references")]
+    return [f"{f}.md" for f in files if not f.endswith(("references", "appendix_ledger"))]
 
 
 def time_chapter(path: str) -> tuple[float, bool]:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
 # Order: fast first. Each script prints its own table and writes bench/results/<name>.json.
-SCRIPTS = ["widgets.py", "sweep.py", "dash.py", "pogo.py", "chapter_times.py"]
+SCRIPTS = ["widgets.py", "sweep.py", "dash.py", "pogo.py", "robust_lotteries.py", "chapter_times.py"]
 
 
 def main() -> int:

@@ -8,9 +8,18 @@ Rows (cell-steps per second, and ratios against the per-configuration loops):
 3. ``torch.optim``   — per configuration, ``torch.optim.Adam`` on a one-element parameter with ``backward()``
                        (the code a reader would write; it has bias correction and ε = 1e-8, so it is a timing
                        baseline, not the same recurrence);
-4. ``vectorised``    — :func:`theorybook.sweep.poly_sweep` on CPU: every cell in one tensor, reductions only;
-5. ``fused-cuda`` / ``reference-cuda`` — when a CUDA device is present: the fused Triton kernel and the same
+4. ``vectorised``    — the torch reference of :func:`theorybook.sweep.poly_sweep` on CPU: every cell in one
+                       tensor, reductions only (the fused path switched off);
+5. ``fused-cpu``     — :func:`theorybook.sweep.poly_sweep` as a reader gets it on CPU: the compiled per-cell loop
+                       (numba ``prange``, ``kernels/cpu.py``), same reductions;
+6. ``jax``           — JAX ``jit(vmap(scan))`` of the same recurrence and reductions, float64 (the ``bench``
+                       extra; skipped with a message if JAX is absent);
+7. ``roofline``      — a compiled scalar loop with nothing but the Adam recurrence (numba, ``fastmath``, no
+                       reductions, no floor rule, no NaN handling): an upper reference for what a CPU does;
+8. ``fused-cuda`` / ``reference-cuda`` — when a CUDA device is present: the fused Triton kernel and the same
                        torch reference on the GPU.
+
+Rows 4–7 are timed interleaved (one repeat of each per round, median of ``--repeats`` warm rounds).
 
 The per-configuration loops are far too slow to run on the whole grid: they are timed on a subset of
 configurations (spread over the grid) and their rate is extrapolated to the grid; the table says so. The
@@ -135,6 +144,70 @@ def subset(n: int, count: int) -> list[tuple[float, float]]:
     return [(axis[i], axis[j]) for i, j in idx]
 
 
+def jax_sweep_fn(k: int, steps: int, threshold: float, tail: int):
+    """JAX ``jit(vmap(scan))`` of the same Adam recurrence and reductions (float64); ``None`` without JAX."""
+    try:
+        import jax
+        import jax.numpy as jnp
+    except ImportError:
+        return None
+    jax.config.update("jax_enable_x64", True)
+    cut = floor_cut(torch.float64)
+    tail_from = steps - tail + 1
+
+    def cell(b1, b2):
+        x = jnp.float64(X0)
+        g = x ** (k - 1)
+        loss0 = x**k / k
+
+        def step(c, t):
+            x, m, v, g, low, first, tmax = c
+            x = jnp.where(g * g < cut, x, x - LR * m / jnp.sqrt(v))
+            g = x ** (k - 1)
+            m = m + (1 - b1) * (g - m)
+            v = v + (1 - b2) * (g * g - v)
+            loss = x**k / k
+            low = jnp.fmin(low, loss)
+            first = jnp.where((first < 0) & (loss <= threshold), t + 1, first)
+            tmax = jnp.where(t + 1 >= tail_from, jnp.fmax(tmax, loss), tmax)
+            return (x, m, v, g, low, first, tmax), None
+
+        init = (x, g, g * g, g, loss0, jnp.int64(-1), jnp.float64(-jnp.inf))
+        (x, _, _, _, low, first, tmax), _ = jax.lax.scan(step, init, jnp.arange(steps))
+        return x**k / k, low, first, tmax
+
+    fn = jax.jit(jax.vmap(cell))
+
+    def run(b1, b2):
+        out = fn(b1, b2)
+        jax.block_until_ready(out)
+        return out
+
+    return run
+
+
+def roofline_fn():
+    """A compiled scalar loop with only the Adam recurrence (no reductions): the CPU's upper reference."""
+    import numba
+
+    @numba.njit(parallel=True, fastmath=True)
+    def run(b1, b2, k, steps, lr, x0, out):
+        for i in numba.prange(b1.shape[0]):
+            x = x0
+            g = x ** (k - 1)
+            m, v = g, g * g
+            a1, a2 = 1.0 - b1[i], 1.0 - b2[i]
+            for _ in range(steps):
+                x = x - lr * m / math.sqrt(v)
+                g = x ** (k - 1)
+                m = m + a1 * (g - m)
+                v = v + a2 * (g * g - v)
+            out[i] = x
+        return out
+
+    return run
+
+
 def grid_sweep(n: int, k: int, steps: int, threshold: float, device: str) -> sweep.SweepStats:
     axis = torch.linspace(LO, HI, n, dtype=torch.float64, device=device)
     b1, b2 = torch.meshgrid(axis, axis, indexing="ij")
@@ -192,9 +265,51 @@ def main(argv: list[str] | None = None) -> int:
         row("torch.optim", len(cfg_o), a.optim_steps, t,
             f"{len(cfg_o)} configs x {a.optim_steps} steps timed, extrapolated")
 
+        import numpy as np
+        from theorybook.kernels.cpu import cpu_fused_available
+
         vs = a.vec_steps or steps
-        t = _median_time(lambda: grid_sweep(n, k, vs, thr, "cpu"), 1 if vs * cells > 1e8 else a.repeats)
-        row("vectorised", cells, vs, t, "whole grid" + ("" if vs == steps else f", {vs} steps, extrapolated"))
+        axis = torch.linspace(LO, HI, n, dtype=torch.float64)
+        b1g, b2g = (t.reshape(-1).contiguous() for t in torch.meshgrid(axis, axis, indexing="ij"))
+        jx = jax_sweep_fn(k, steps, thr, tail)
+        jb1, jb2 = b1g.tolist(), b2g.tolist()
+        if jx is not None:
+            import jax.numpy as jnp
+            jb1, jb2 = jnp.asarray(np.asarray(jb1)), jnp.asarray(np.asarray(jb2))
+        fast: dict[str, tuple] = {}
+
+        def vec():
+            with reference_only():
+                grid_sweep(n, k, vs, thr, "cpu")
+
+        fast["vectorised"] = (vec, vs, "torch reference, whole grid" + ("" if vs == steps else
+                                                                            f", {vs} steps, extrapolated"))
+        if cpu_fused_available():
+            import theorybook.kernels.cpu as kcpu
+
+            kcpu.MIN_CELL_STEPS = 0  # the row times the compiled loop whatever the size (--quick included)
+            fast["fused-cpu"] = (lambda: grid_sweep(n, k, steps, thr, "cpu"), steps,
+                                 "poly_sweep's compiled per-cell loop (numba prange), whole grid")
+            roof = roofline_fn()
+            nb1, nb2, out = np.asarray(b1g.tolist()), np.asarray(b2g.tolist()), np.empty(cells)
+            fast["roofline"] = (lambda: roof(nb1, nb2, k, steps, LR, X0, out), steps,
+                                "compiled recurrence only (numba fastmath, no reductions)")
+        else:
+            print("numba not installed: fused-cpu and roofline rows skipped")
+        if jx is not None:
+            fast["jax"] = (lambda: jx(jb1, jb2), steps, "JAX jit(vmap(scan)), float64, same reductions")
+        else:
+            print("JAX not installed (pip install -e '.[bench]'): jax row skipped")
+        for fn, _, _ in fast.values():  # warm: compile every path at the timed shape
+            fn()
+        times: dict[str, list[float]] = {name: [] for name in fast}
+        for _ in range(a.repeats):
+            for name, (fn, _, _) in fast.items():
+                t0 = time.perf_counter()
+                fn()
+                times[name].append(time.perf_counter() - t0)
+        for name, (_, st, note) in fast.items():
+            row(name, cells, st, statistics.median(times[name]), note + f", median of {a.repeats} interleaved")
 
         # sanity: the per-configuration loops compute the same phase diagram cells as the vectorised sweep
         small = subset(n, 4)
@@ -231,10 +346,11 @@ def main(argv: list[str] | None = None) -> int:
 
     by = {r["name"]: r["cell_steps_per_s"] for r in rows}
     ratios = {}
-    for fast in ("vectorised", "reference-cuda", "fused-cuda"):
-        for slow in ("python-loop", "torch-percfg", "torch.optim", "vectorised", "reference-cuda"):
+    for fast in ("vectorised", "fused-cpu", "jax", "roofline", "reference-cuda", "fused-cuda"):
+        for slow in ("python-loop", "torch-percfg", "torch.optim", "vectorised", "jax", "reference-cuda"):
             if fast in by and slow in by and fast != slow:
                 ratios[f"{fast}/{slow}"] = by[fast] / by[slow]
+    roofline_fraction = {name: by[name] / by["roofline"] for name in by if "roofline" in by and "cuda" not in name}
 
     print(f"Adam on x^{k}/{k}, {n}x{n} (beta1, beta2) grid in [{LO}, {HI}]^2, lr={LR}, {steps} steps, "
           f"float64, torch threads={a.threads}")
@@ -245,6 +361,14 @@ def main(argv: list[str] | None = None) -> int:
         xo = r["cell_steps_per_s"] / by["torch.optim"] if "torch.optim" in by else float("nan")
         print(f"{r['name']:<16}{r['cell_steps_per_s']:>14.3e}{r['grid_seconds']:>11.1f}s{xp:>11.1f}{xo:>11.1f}"
               f"  {r['note']}")
+    if roofline_fraction:
+        print("fraction of the roofline row: " + ", ".join(f"{k_} {v_:.2f}" for k_, v_ in roofline_fraction.items()))
+    if "fused-cpu" in by and "vectorised" in by:
+        r5 = by["fused-cpu"] / by["vectorised"]
+        print(f"goal fused-cpu >= 5x vectorised torch: {r5:.1f}x -> {'met' if r5 >= 5 else 'NOT met'}")
+        if "jax" in by:
+            rj = by["fused-cpu"] / by["jax"]
+            print(f"goal fused-cpu >= jax jit: {rj:.2f}x -> {'met' if rj >= 1 else 'NOT met'}")
     print(sanity)
     goal = {}
     if "vectorised" in by and "python-loop" in by:
@@ -261,7 +385,8 @@ def main(argv: list[str] | None = None) -> int:
 
     result = dict(
         benchmark="sweep", k=k, grid=n, steps=steps, lr=LR, beta_range=[LO, HI], dtype="float64",
-        threads=a.threads, quick=a.quick, rows=rows, ratios=ratios, goal_vectorised_100x=goal, gpu=gpu,
+        threads=a.threads, quick=a.quick, rows=rows, ratios=ratios, roofline_fraction=roofline_fraction,
+        goal_vectorised_100x=goal, gpu=gpu,
         sanity=sanity,
         env=dict(torch=torch.__version__, python=sys.version.split()[0], machine=platform.machine(),
                  processor=platform.processor()),

@@ -30,8 +30,12 @@ __all__ = ["MIN_CELL_STEPS", "cpu_fused_available", "cpu_poly_sweep", "poly_swee
 MIN_CELL_STEPS = 2_000_000
 
 _METHOD_ID = {"gd": 0, "heavy_ball": 1, "rmsprop": 2, "adam": 3}
-_kernel = None
+_kernels: dict[tuple[int, int], Callable] = {}
 _failed = False
+
+#: Cells advanced in lockstep by one thread: the innermost loop runs over a block's cells, branch-free, so the
+#: compiler vectorises it (SIMD across cells, as jax.vmap does); blocks are spread over threads with prange.
+BLOCK = 64
 
 
 def cpu_fused_available() -> bool:
@@ -45,110 +49,145 @@ def cpu_fused_available() -> bool:
     return True
 
 
-def _build():
-    import numba
+def _build(method: int, kint: int):
+    """Compile the sweep for one method and one integer degree (``kint`` > 0) or per-cell float degrees (0).
+
+    Both are compile-time constants of the closure, so the step has no branch on them; x^(k−1) for an integer
+    degree is unrolled repeated squaring.
+    """
     from numba import njit, prange
 
     @njit(inline="always")
     def lerp(a, b, w, one):
         # torch.lerp: a + w (b − a) for |w| < ½, else b − (b − a)(1 − w); ``one`` carries the cell dtype so that
-        # float32 cells stay float32 (a float64 literal would promote the arithmetic)
-        if abs(w) < 0.5:
-            return a + w * (b - a)
-        return b - (b - a) * (one - w)
+        # float32 cells stay float32 (a float64 literal would promote the arithmetic). Both sides are computed
+        # and one is selected, so the loop stays branch-free.
+        lo = a + w * (b - a)
+        hi = b - (b - a) * (one - w)
+        return lo if abs(w) < 0.5 else hi
 
-    @njit(inline="always")
-    def ipow(x, k, one):
-        # x**k by squaring, in x's dtype (numba's float32 ** int64 would promote to float64)
-        r = one
-        b = x
-        e = k
-        while e > 0:
-            if e & 1:
-                r = r * b
-            b = b * b
-            e >>= 1
-        return r
+    if kint > 0:
+        e_g = kint - 1
 
-    @njit(inline="always")
-    def fpow(x, k):
-        return x**k
+        @njit(inline="always")
+        def grad(x, kf_i, one):
+            r = one
+            base = x
+            e = e_g
+            while e > 0:  # e_g is a compile-time constant: this loop is unrolled
+                if e & 1:
+                    r = r * base
+                base = base * base
+                e >>= 1
+            return r
+
+        @njit(inline="always")
+        def lossf(x, g, kf_i, kd):
+            return (x * g) / kd  # x^k = x · x^(k−1)
+    else:
+
+        @njit(inline="always")
+        def grad(x, kf_i, one):
+            return x ** (kf_i - one)
+
+        @njit(inline="always")
+        def lossf(x, g, kf_i, kd):
+            return x**kf_i / kf_i
+
+    moments = method != 0
 
     @njit(parallel=True, fastmath=False, nogil=True, error_model="numpy")
-    def sweep(method, x0, kf, kint, lr, w1, w2, consts, steps, thr, use_thr, tail_from, cut,
-              final, minl, first, tailmax):
+    def sweep(x0, kf, lr, w1, w2, consts, steps, thr, use_thr, tail_from, cut, final, minl, first, tailmax):
         # w1 = 1 − β₁ (or 1 − β), w2 = 1 − β₂, computed by torch in the cell dtype as the reference does;
-        # consts = (1, k as a float of the cell dtype when one degree serves all cells)
+        # consts = (1, k in the cell dtype when one degree serves all cells, −inf)
         n = x0.shape[0]
         one = consts[0]
-        for i in prange(n):
-            k = kint
-            kd = consts[1] if kint > 0 else kf[i]
-            x = x0[i]
-            g = (ipow(x, k - 1, one) if kint > 0 else fpow(x, kf[i] - one))
-            if method != 0:  # heavy ball, RMSProp, Adam: m₀ = g₀, v₀ = g₀² (no zero-initialisation bias)
-                m = g
-                v = g * g
-            else:  # zeros of the cell dtype (a float64 literal would type every variable float64)
-                m = one - one
-                v = one - one
-            cur = (ipow(x, k, one) if kint > 0 else fpow(x, kf[i])) / kd
-            mn = cur
-            fb = -1
-            tm = consts[2]  # −inf in the cell dtype
-            if steps == 0:
-                tm = cur
-            eta = lr[i]
-            a1 = w1[i]
-            a2 = w2[i]
-            for t in range(steps):
-                if method == 0:
-                    x = x - eta * g
-                    g = (ipow(x, k - 1, one) if kint > 0 else fpow(x, kf[i] - one))
-                elif method == 1:
-                    x = x - eta * m
-                    g = (ipow(x, k - 1, one) if kint > 0 else fpow(x, kf[i] - one))
-                    m = lerp(m, g, a1, one)
+        kd = consts[1]
+        nblocks = (n + BLOCK - 1) // BLOCK
+        for blk in prange(nblocks):
+            lo = blk * BLOCK
+            hi = min(lo + BLOCK, n)
+            nb = hi - lo
+            x = x0[lo:hi].copy()
+            kfb = kf[lo:hi].copy() if kint == 0 else kf[:1].copy()
+            eta = lr[lo:hi].copy()
+            a1 = w1[lo:hi].copy()
+            a2 = w2[lo:hi].copy()
+            g = x.copy()
+            m = x.copy()
+            v = x.copy()
+            cur = x.copy()
+            mn = x.copy()
+            tm = x.copy()
+            fb = first[lo:hi]
+            for j in range(nb):
+                kj = kfb[j] if kint == 0 else kd
+                gj = grad(x[j], kj, one)
+                g[j] = gj
+                if moments:
+                    m[j] = gj
+                    v[j] = gj * gj
                 else:
-                    if not (g * g < cut):
-                        x = x - eta * m * (one / math.sqrt(v))
-                    g = (ipow(x, k - 1, one) if kint > 0 else fpow(x, kf[i] - one))
-                    if method == 3:
-                        m = lerp(m, g, a1, one)
-                    else:
-                        m = lerp(m, g, one, one)
-                    v = lerp(v, g * g, a2, one)
-                cur = (ipow(x, k, one) if kint > 0 else fpow(x, kf[i])) / kd
+                    m[j] = one - one
+                    v[j] = one - one
+                c = lossf(x[j], gj, kj, kd)
+                cur[j] = c
+                mn[j] = c
+                tm[j] = c if steps == 0 else consts[2]
+                fb[j] = -1
+            for t in range(steps):
                 step = t + 1
-                if cur < mn or (mn != mn):
-                    if cur == cur:
-                        mn = cur
-                if use_thr and fb < 0 and cur <= thr:
-                    fb = step
-                if step >= tail_from:
-                    if cur > tm or (tm != tm):
-                        if cur == cur:
-                            tm = cur
-            final[i] = cur
-            minl[i] = mn
-            first[i] = fb
-            tailmax[i] = tm
+                in_tail = step >= tail_from
+                for j in range(nb):
+                    kj = kfb[j] if kint == 0 else kd
+                    xj = x[j]
+                    gj = g[j]
+                    mj = m[j]
+                    vj = v[j]
+                    if method == 0:
+                        xj = xj - eta[j] * gj
+                        gj = grad(xj, kj, one)
+                    elif method == 1:
+                        xj = xj - eta[j] * mj
+                        gj = grad(xj, kj, one)
+                        mj = lerp(mj, gj, a1[j], one)
+                    else:
+                        moved = xj - eta[j] * mj * (one / math.sqrt(vj))
+                        xj = xj if gj * gj < cut else moved
+                        gj = grad(xj, kj, one)
+                        mj = lerp(mj, gj, a1[j], one) if method == 3 else gj
+                        vj = lerp(vj, gj * gj, a2[j], one)
+                    c = lossf(xj, gj, kj, kd)
+                    x[j] = xj
+                    g[j] = gj
+                    m[j] = mj
+                    v[j] = vj
+                    cur[j] = c
+                    mo = mn[j]
+                    mn[j] = c if (c < mo or mo != mo) and c == c else mo
+                    fb[j] = step if (use_thr and fb[j] < 0 and c <= thr) else fb[j]
+                    if in_tail:
+                        to = tm[j]
+                        tm[j] = c if (c > to or to != to) and c == c else to
+            final[lo:hi] = cur
+            minl[lo:hi] = mn
+            tailmax[lo:hi] = tm
         return 0
 
-    del numba
     return sweep
 
 
-def _get_kernel():
-    global _kernel, _failed
-    if _kernel is None and not _failed:
+def _get_kernel(method: int, kint: int):
+    global _failed
+    key = (method, kint)
+    if key not in _kernels and not _failed:
         try:
-            _kernel = _build()
+            _kernels[key] = _build(method, kint)
         except Exception as err:  # noqa: BLE001 - any compiler failure falls back to torch
             _failed = True
             warnings.warn(f"theorybook: fused CPU sweep unavailable ({type(err).__name__}: {err}); using torch",
                           RuntimeWarning, stacklevel=3)
-    return _kernel
+    return _kernels.get(key)
 
 
 def poly_sweep_cpu_fused(method: str, kt, x0t: torch.Tensor, hp: tuple[torch.Tensor, ...], steps: int, *,
@@ -158,13 +197,10 @@ def poly_sweep_cpu_fused(method: str, kt, x0t: torch.Tensor, hp: tuple[torch.Ten
     ``kt`` is a Python int (one degree for all cells) or a tensor of per-cell degrees; ``x0t`` and ``hp`` are
     broadcast tensors of the cell shape on the CPU. Returns ``None`` if compilation failed (caller falls back).
     """
+    import numpy as np
+
     from theorybook.device import to_numpy
     from theorybook.sweep import SweepStats, canonicalise, floor_cut
-
-    kern = _get_kernel()
-    if kern is None:
-        return None
-    import numpy as np
 
     dt = x0t.dtype if dtype is None else dtype
     shape = x0t.shape
@@ -191,10 +227,12 @@ def poly_sweep_cpu_fused(method: str, kt, x0t: torch.Tensor, hp: tuple[torch.Ten
     first = np.empty(n, dtype=np.int64)
     tail_from = steps - tail + 1 if tail else steps
     cut = floor_cut(dt)
+    kern = _get_kernel(_METHOD_ID[method], kint)
+    if kern is None:
+        return None
     try:
         thr = 0.0 if threshold is None else float(threshold)
-        kern(_METHOD_ID[method], x0, kf, kint, lr, w1, w2, consts, steps, thr, threshold is not None, tail_from, cut,
-             final, minl, first, tailm)
+        kern(x0, kf, lr, w1, w2, consts, steps, thr, threshold is not None, tail_from, cut, final, minl, first, tailm)
     except Exception as err:  # noqa: BLE001 - fall back to torch, once, with a notice
         global _failed
         _failed = True

@@ -56,9 +56,9 @@ def _close(a, b, rtol):
 
 
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float32], ids=["f64", "f32"])
-@pytest.mark.parametrize("k", [2, 4, 6])
 @pytest.mark.parametrize("method", list(CASES))
-def test_parity_with_torch_reference(method, k, dtype):
+def test_parity_with_torch_reference(method, dtype, k=4):
+    # one degree per method: each (method, degree, dtype) is a separate compilation (~1 s each)
     ref, got = _both(method, k, dtype)
     assert torch.equal(got.diverged, ref.diverged)
     assert torch.equal(got.first_below, ref.first_below)

@@ -147,6 +147,8 @@ def drift_rate(trace: RetrainTrace) -> float:
 def seeded_verdicts(seed: int, result: Experiment | None = None) -> Verdicts:
     """The chapter's stochastic verdict rows for ``seed`` (display off). Pass ``result`` to reuse a run."""
     seed = integer("seed", seed, 0)
+    if result is not None and not isinstance(result, Experiment):
+        raise TypeError(f"Invalid result: {type(result).__name__} (must be an Experiment from run_experiment, or None)")
     ex = run_experiment(seed) if result is None else result
     v = Verdicts(f"Performative learning theory: synthetic experiment, seed {seed}", display=False)
     S = len(SHARES)

@@ -1,0 +1,234 @@
+"""Linear contracts: closed forms, the exact engine against brute force, validation, and the panel's extremes."""
+
+from __future__ import annotations
+
+import math
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import mpmath  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+import sympy as sp  # noqa: E402
+import torch  # noqa: E402
+
+from theorybook.linear_contracts import (  # noqa: E402
+    CHAPTER_SEEDS,
+    ContractTypes,
+    attainment_gap,
+    best_response,
+    brute_force_parity,
+    deviation_bound,
+    engine_utility,
+    eum,
+    eum_samples,
+    expected_reward,
+    kinks,
+    monotonicity_gap,
+    optimal_contract,
+    principal_utility,
+    quantile_band,
+    random_types,
+    sample_complexity_sweep,
+    sample_types,
+    sup_deviation,
+    theory,  # noqa: E402
+    uniform_convergence_samples,
+)
+
+
+def _one_type(cost: float = 0.25) -> ContractTypes:
+    """m = 2, r = (0, 1): idle (R = 0, c = 0) or work (R = 1, c = cost) — a single kink at α = cost."""
+    F = torch.tensor([[[1.0, 0.0], [0.0, 1.0]]], dtype=torch.float64)
+    return ContractTypes(F, torch.tensor([[0.0, cost]]), torch.tensor([0.0, 1.0]), device="cpu")
+
+
+# -- closed forms ---------------------------------------------------------------------------------------------
+def test_sympy_derivations():
+    Ri, Rj, ci, cj = sp.symbols("R_i R_j c_i c_j", real=True)
+    assert sp.simplify(theory.derive_indifference_point() - (ci - cj) / (Ri - Rj)) == 0
+    assert theory.derive_exchange_argument().residual == 0
+    assert theory.derive_eum_decomposition() == 0
+    c = theory.derive_constants()
+    assert (int(c.thm11), int(c.cor12_proof), int(c.cor12_stated_times_2)) == (3456, 13824, 13824)
+    ch = theory.derive_chaining_integral()
+    assert ch.derivative_residual == 0 and ch.limit_at_zero == 0
+    quad = float(mpmath.quad(lambda t: mpmath.sqrt(mpmath.log(1 / t)), [0, 1 / (2 * mpmath.sqrt(12))]))
+    assert ch.value == pytest.approx(quad, rel=1e-12) and ch.value < 0.25
+
+
+@pytest.mark.parametrize("eps, delta, constant, expected", [
+    (0.05, 0.05, 3456, math.ceil(3456 * math.log(80) / 0.05**2)),
+    (0.5, 0.01, 3456, math.ceil(3456 * math.log(400) / 0.25)),
+    (0.1, 0.2, 1.0, math.ceil(math.log(20) / 0.01)),
+])
+def test_uniform_convergence_samples_table(eps, delta, constant, expected):
+    assert uniform_convergence_samples(eps, delta, constant) == expected
+
+
+def test_bound_inverts_sample_count_and_cor12_is_four_times():
+    s = uniform_convergence_samples(0.1, 0.05)
+    assert deviation_bound(s, 0.05) <= 0.1 < deviation_bound(s - 1, 0.05)
+    assert eum_samples(0.1, 0.05) == uniform_convergence_samples(0.1, 0.05, 13824)
+    assert deviation_bound(math.ceil(3456 * math.log(80)), 0.05) <= 1.0
+
+
+# -- the engine -----------------------------------------------------------------------------------------------
+def test_single_kink_by_hand():
+    t = _one_type(0.25)
+    kk = kinks(t)
+    assert kk.alpha.tolist() == [0.25] and kk.jump.tolist() == [1.0]
+    a, u = optimal_contract(t)
+    assert (a, u) == (0.25, 0.75)
+    assert int(best_response(t, 0.25)) == 1 and int(best_response(t, 0.25, tie="agent")) == 0
+    assert principal_utility(t, 0.25) == 0.75 and principal_utility(t, 0.25, tie="agent") == 0.0
+    gap = attainment_gap(t)  # agent ties: U = 0 up to α = 0.25, then (1 − α) < 0.75 — sup not attained
+    assert gap["sup"] == 0.75 and gap["agent_max"] == 0.0 and gap["shortfall"] == 0.75
+
+
+@pytest.mark.parametrize("n, T", [(1, 20), (2, 50), (5, 40), (30, 15)])
+def test_engine_matches_brute_force(n, T):
+    par = brute_force_parity(random_types(T, n, 4, seed=3), n_grid=1001)
+    for key in ("grid", "kinks", "left_limits", "alpha_star", "u_star"):
+        assert par[key] <= 1e-12, (key, par[key])
+
+
+@pytest.mark.parametrize("tie", ["principal", "agent"])
+def test_reward_is_monotone_for_either_tie_rule(tie):
+    assert monotonicity_gap(random_types(60, 8, 5, seed=4), tie) >= -1e-12
+
+
+def test_sup_deviation_and_eum_against_brute_force():
+    t = random_types(40, 6, 4, seed=5)
+    idx = sample_types(40, 25, 3, seed=6)
+    sup = sup_deviation(t, idx)
+    e = eum(t, idx)
+    kk = kinks(t)
+    grid = torch.linspace(0, 1, 2001, dtype=torch.float64)
+    cand = torch.cat([grid, kk.points])
+    U = principal_utility(t, cand)
+    for b in range(3):
+        w = torch.bincount(idx[b], minlength=40).double() / 25
+        emp = ContractTypes(t.F, t.costs, t.rewards, w, device="cpu")
+        U_hat = principal_utility(emp, cand)
+        assert float((U_hat - U).abs().max()) == pytest.approx(float(sup[b]), abs=1e-12)
+        assert float(U_hat.max()) == pytest.approx(float(e.empirical_utility[b]), abs=1e-12)
+        assert float(principal_utility(t, float(e.alpha_hat[b]))) == pytest.approx(float(e.utility[b]), abs=1e-12)
+        assert float(e.suboptimality[b]) <= 2 * float(sup[b]) + 1e-12
+        assert float(e.suboptimality[b]) >= -1e-15
+
+
+def test_engine_utility_matches_brute_force_with_weights():
+    t = random_types(30, 5, 3, seed=7)
+    w = torch.rand(30, dtype=torch.float64)
+    w /= w.sum()
+    grid = torch.linspace(0, 1, 501, dtype=torch.float64)
+    emp = ContractTypes(t.F, t.costs, t.rewards, w, device="cpu")
+    assert torch.allclose(engine_utility(t, grid, w), principal_utility(emp, grid), atol=1e-12, rtol=0)
+    assert expected_reward(t, 0.5) == pytest.approx(float(engine_utility(t, 0.5)[0]) / 0.5, abs=1e-12)
+
+
+def test_sweep_matches_direct_computation_and_is_reproducible():
+    t = random_types(50, 4, 3, seed=8)
+    B, s = 5, 40
+    res = sample_complexity_sweep(t, [s], B, seed=9)
+    g = torch.Generator().manual_seed(9)
+    idx = torch.randint(50, (B, s), generator=g, dtype=torch.int32).long()
+    assert np.allclose(res.sup_dev[:, 0], np.asarray(sup_deviation(t, idx).tolist()), atol=1e-15)
+    again = sample_complexity_sweep(t, [10, s], B, seed=9)
+    assert np.array_equal(again.sup_dev, sample_complexity_sweep(t, [10, s], B, seed=9).sup_dev)
+    both = sample_complexity_sweep([t, random_types(50, 7, 3, seed=1)], [10, 20], 4, seed=2)
+    assert len(both) == 2 and both[0].sup_dev.shape == (4, 2)
+
+
+def test_quantile_band():
+    x = np.exp(np.random.default_rng(0).normal(size=(400, 3)))
+    q, se = quantile_band(x, 0.95)
+    assert np.allclose(q, np.quantile(x, 0.95, axis=0)) and (se > 0).all() and (se < 0.5).all()
+
+
+# -- validation -----------------------------------------------------------------------------------------------
+def _valid():
+    F = torch.tensor([[[1.0, 0.0], [0.3, 0.7]]], dtype=torch.float64)
+    return F, torch.tensor([[0.0, 0.1]]), torch.tensor([0.0, 1.0])
+
+
+@pytest.mark.parametrize("mutate, match", [
+    (lambda F, c, r: (F, c, torch.tensor([0.0, 1.5])), "rewards"),
+    (lambda F, c, r: (F, c, torch.tensor([0.1, 1.0])), "r_1"),
+    (lambda F, c, r: (F * torch.tensor([1.0, -1.0])[None, None], c, r), "F"),
+    (lambda F, c, r: (F * 1.1, c, r), "sum"),
+    (lambda F, c, r: (F, -c - 0.1, r), "costs"),
+    (lambda F, c, r: (F[..., :1] / F[..., :1].clamp(min=1), c, r[:1]), "outcome"),
+])
+def test_contract_types_rejects_bad_inputs(mutate, match):
+    with pytest.raises(ValueError, match=match):
+        ContractTypes(*mutate(*_valid()), device="cpu")
+
+
+def test_weights_must_lie_on_the_simplex():
+    with pytest.raises(ValueError, match="weights"):
+        ContractTypes(*_valid(), weights=torch.tensor([0.5]), device="cpu")
+
+
+@pytest.mark.parametrize("call", [
+    lambda t: best_response(t, 1.5),
+    lambda t: best_response(t, -0.1),
+    lambda t: best_response(t, float("nan")),
+    lambda t: best_response(t, 0.5, tie="random"),
+    lambda t: sup_deviation(t, torch.tensor([[0, 3]])),
+    lambda t: eum(t, torch.tensor([-1])),
+    lambda t: uniform_convergence_samples(0.0, 0.1),
+    lambda t: uniform_convergence_samples(0.1, 1.0),
+    lambda t: uniform_convergence_samples(1e-300, 0.1),
+    lambda t: random_types(0, 2, 2),
+    lambda t: random_types(2, 0, 2),
+    lambda t: random_types(2, 2, 1),
+    lambda t: sample_complexity_sweep(t, [20, 10]),
+])
+def test_public_functions_raise_value_error(call):
+    with pytest.raises(ValueError):
+        call(_one_type())
+
+
+@pytest.mark.parametrize("call", [
+    lambda t: best_response(t, True),
+    lambda t: best_response(t, "0.5"),
+    lambda t: uniform_convergence_samples(True, 0.1),
+    lambda t: best_response("types", 0.5),
+])
+def test_public_functions_raise_type_error(call):
+    with pytest.raises(TypeError):
+        call(_one_type())
+
+
+def test_numpy_and_zero_dim_scalars_are_numbers():
+    t = _one_type()
+    assert principal_utility(t, np.float64(0.5)) == principal_utility(t, torch.tensor(0.5)) == 0.5
+    assert random_types(np.int64(3), 2, 2, seed=np.int64(1)).n_types == 3
+
+
+def test_chapter_seeds_declared():
+    assert CHAPTER_SEEDS and all(isinstance(s, int) for s in CHAPTER_SEEDS)
+
+
+# -- the panel ------------------------------------------------------------------------------------------------
+def test_explorer_survives_every_extreme():
+    from theorybook.linear_contracts.widgets import explorer, render
+
+    fig, res = render()
+    plt.close(fig)
+    assert res.sup_deviation >= 0 and "α*" in res.label
+    panel = explorer()
+    status = panel.children[-2]
+    controls = [c for box in panel.children[:-2] for c in box.children]
+    for c in controls:
+        opts = getattr(c, "options", None)
+        values = (opts[0], opts[-1]) if opts else (c.min, c.max)
+        for value in values:
+            c.value = value
+            assert status.value and "cannot run" not in status.value, (c.description, value, status.value)
+    plt.close("all")
