@@ -230,10 +230,12 @@ def poly_sweep_cpu_fused(method: str, kt, x0t: torch.Tensor, hp: tuple[torch.Ten
     kern = _get_kernel(_METHOD_ID[method], kint)
     if kern is None:
         return None
+    from numba.core.errors import NumbaError
+
     try:
         thr = 0.0 if threshold is None else float(threshold)
         kern(x0, kf, lr, w1, w2, consts, steps, thr, threshold is not None, tail_from, cut, final, minl, first, tailm)
-    except Exception as err:  # noqa: BLE001 - fall back to torch, once, with a notice
+    except NumbaError as err:  # the first call compiles: a compiler failure falls back to torch, with a notice
         global _failed
         _failed = True
         warnings.warn(f"theorybook: fused CPU sweep failed ({type(err).__name__}: {err}); using torch",

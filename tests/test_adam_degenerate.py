@@ -12,23 +12,33 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from theorybook.adam_degenerate import (
+    adam_path,
     adam_reference,
+    adam_steps_per_efold,
+    casoratian_det,
     existence_boundary,
     fixed_point,
+    fixed_point_start,
     flip_boundary,
     gradient_flow_hitting_time,
+    gradient_flow_x,
     linear_rate,
+    linear_window,
     log_loss_slope,
     measured_rate,
+    oscillation_period,
     phase_diagram,
     regime,
     rmsprop_threshold,
+    rmsprop_two_cycle,
+    signgd_loss_level,
     simulate_adam,
     stability_boundary,
     steps_to_reach,
     theory,
 )
 from theorybook.adam_degenerate.widgets import render, summarize
+from theorybook.device import to_numpy
 
 # ---------------------------------------------------------------- known answers (one table)
 KNOWN = [
@@ -44,7 +54,7 @@ KNOWN = [
     (stability_boundary, (4, 0.5), 0.5, 1e-15),  # k = 4: beta1 < beta2
     (stability_boundary, (6, 0.5), 0.5**0.75, 1e-15),
     (existence_boundary, (4, 0.25), 0.25**0.75, 1e-15),
-    (theory.adam_steps_per_decade, (4, 0.93), 55.119, 1e-4),  # the digest's "27.56" is half this
+    (adam_steps_per_efold, (4, 0.93), 55.119, 1e-4),  # steps per unit of ln(1/eps); × ln 10 per decade
 ]
 
 
@@ -53,7 +63,7 @@ def test_known_values(fn, args, expected, rtol):
     assert fn(*args) == pytest.approx(expected, rel=rtol)
 
 
-# Fixed point: digest's [derived] table, eta = 1e-3
+# Fixed point: reference table (closed forms, confirmed by float64 simulation), eta = 1e-3
 FIXED = [
     ((4, 0.9, 0.93), dict(r=0.982021, omega=2.01381, lam=8.9279, trace=1.96592, det=0.96774,
                           spectral_radius=0.98374)),
@@ -128,7 +138,7 @@ def test_steps_per_unit_log_eps(k):
     """Remark 5.8: hitting times grow by 2(k-2)/(-ln beta2) steps per unit of ln(1/eps)."""
     t1 = steps_to_reach(k, 0.9, 0.93, 1e-3, 1e-8)
     t2 = steps_to_reach(k, 0.9, 0.93, 1e-3, 1e-28)
-    assert (t2 - t1) / math.log(1e20) == pytest.approx(theory.adam_steps_per_decade(k, 0.93), rel=2e-3)
+    assert (t2 - t1) / math.log(1e20) == pytest.approx(adam_steps_per_efold(k, 0.93), rel=2e-3)
 
 
 @pytest.mark.parametrize("k", [4, 6, 8])
@@ -183,7 +193,7 @@ def test_scalar_reference_matches_torch(k, b1, b2):
     """Stable runs: the Python-float reference and the torch path agree to rounding (1e-12 relative)."""
     tr = simulate_adam(k, b1, b2, 1e-3, 3000)
     ref = adam_reference(k, b1, b2, 1e-3, 3000)
-    np.testing.assert_allclose(tr.x.numpy(), ref, rtol=1e-12, atol=0)
+    np.testing.assert_allclose(to_numpy(tr.x), ref, rtol=1e-12, atol=0)
 
 
 def test_float32_runs_and_floors_earlier():
@@ -254,3 +264,188 @@ def test_widget_render_and_panel():
 
     panel = explorer()
     assert panel.children
+
+
+# ---------------------------------------------------------------- linearised dynamics, measured (issue 13)
+def test_period_and_casoratian_on_an_exact_spiral():
+    """d_t = A rho^t cos(theta t + phi): the crossing spacing is 2 pi/theta, the Casoratian ratio rho^2."""
+    t = np.arange(3000)
+    rho, theta = 0.999, 2 * math.pi / 123.4
+    d = 1e-3 * rho**t * np.cos(theta * t + 0.3)
+    period, turns = oscillation_period(d)
+    assert period == pytest.approx(123.4, rel=1e-4) and turns >= 20
+    assert casoratian_det(d, 0, 3000) == pytest.approx(rho**2, rel=1e-10)
+
+
+@pytest.mark.parametrize("k,b1,b2", [(8, 0.9, 0.85), (4, 0.85, 0.84)])
+def test_regime_two_spiral_matches_jacobian(k, b1, b2):
+    """Settings the chapter does not use: started at the unstable fixed point, the measured period and det J
+    match the closed-form Jacobian."""
+    assert regime(k, b1, b2) == "spike"
+    fp = fixed_point(k, b1, b2, 1e-3)
+    x0, m0, v0 = fixed_point_start(k, b1, b2, 1e-3)
+    path = adam_path(k, b1, b2, 1e-3, 5000, x0, m0=m0, v0=v0)
+    d = path.omega - fp.omega
+    a, b = linear_window(d, fp.omega)
+    a = max(a, int(np.argmax((1 - b2) * path.x**2 * path.lam**2 < 1e-10)))
+    assert oscillation_period(d, a, b)[0] == pytest.approx(fp.period, rel=1e-3)
+    assert casoratian_det(d, a, b) == pytest.approx(fp.det, rel=1e-4)
+    assert fp.det > 1 and not fp.stable
+
+
+@pytest.mark.parametrize("k,b2", [(4, 0.05), (6, 0.03)])
+def test_rmsprop_two_cycle_matches_simulation(k, b2):
+    a, b = rmsprop_two_cycle(k, b2)
+    assert a * b == pytest.approx(b2 ** (1 / (k - 2)), rel=1e-12)
+    path = adam_path(k, 0.0, b2, 1e-3, 4000)
+    stop = path.floor_step - 2
+    tail = path.ratio[stop - 10:stop]
+    assert tail.min() == pytest.approx(a, rel=1e-9) and tail.max() == pytest.approx(b, rel=1e-9)
+    with pytest.raises(ValueError, match="Invalid beta2"):
+        rmsprop_two_cycle(k, 0.5)
+
+
+def test_flip_point_is_unstable_although_eq8_says_stable():
+    assert regime(4, 0.004, 0.03) == "stable" and not fixed_point(4, 0.004, 0.03, 1e-3).stable
+    path = adam_path(4, 0.004, 0.03, 1e-3, 3000)
+    tail = path.ratio[path.floor_step - 22:path.floor_step - 2]
+    assert tail.max() - tail.min() > 0.1
+    assert float(np.median(tail[1:] * tail[:-1])) == pytest.approx(0.03**0.5, rel=1e-9)
+
+
+def test_lemma_5_4_second_moment_ratio():
+    path = adam_path(4, 0.0, 0.93, 1e-3, 6000)
+    q = path.v[3001:path.floor_step] / path.v[3000:path.floor_step - 1]
+    assert np.max(np.abs(q - 0.93)) < 1e-12
+
+
+def test_adam_path_matches_batched_state():
+    tr = simulate_adam(4, 0.9, 0.93, 1e-3, 2000, device="cpu")
+    path = adam_path(4, 0.9, 0.93, 1e-3, 2000)
+    np.testing.assert_allclose(to_numpy(tr.m), path.m, rtol=1e-12)
+    np.testing.assert_allclose(to_numpy(tr.v), path.v, rtol=1e-12)
+
+
+# ---------------------------------------------------------------- validation policy (issue 14)
+def test_bools_rejected_numpy_ints_accepted():
+    with pytest.raises(TypeError):
+        simulate_adam(4, 0.9, 0.93, True, 10)
+    with pytest.raises(TypeError):
+        steps_to_reach(True, 0.9, 0.93, 1e-3, 1e-3)
+    with pytest.raises(TypeError):
+        adam_path(4, 0.9, 0.93, 1e-3, True)
+    assert steps_to_reach(np.int64(4), 0.9, 0.93, 1e-3, 1e-3, max_steps=np.int64(10_000)) > 0
+    assert simulate_adam(np.int64(4), 0.9, 0.93, 1e-3, np.int64(5)).x.shape == (6,)
+    assert rmsprop_threshold(np.int32(4)) == 0.0625
+    assert rmsprop_threshold(torch.tensor(4)) == 0.0625
+
+
+@pytest.mark.parametrize("x0", [float("nan"), float("inf"), -float("inf"), 1e300])
+def test_bad_x0_rejected(x0):
+    with pytest.raises(ValueError, match="Invalid x0"):
+        simulate_adam(4, 0.9, 0.93, 1e-3, 10, x0)
+    with pytest.raises(ValueError, match="Invalid x0"):
+        adam_path(4, 0.9, 0.93, 1e-3, 10, x0)
+    with pytest.raises(ValueError, match="Invalid x0"):
+        steps_to_reach(4, 0.9, 0.93, 1e-3, 1e-3, x0=x0)
+
+
+@pytest.mark.parametrize("call", [
+    lambda: simulate_adam(4, 0.9, 0.93, 1e-3, 1e9),
+    lambda: simulate_adam(4, torch.full((10**5,), 0.9, dtype=torch.float64), 0.93, 1e-3, 10**4),
+    lambda: adam_path(4, 0.9, 0.93, 1e-3, 10**9),
+    lambda: steps_to_reach(4, 0.9, 0.93, 1e-3, 1e-3, max_steps=10**12),
+    lambda: phase_diagram(4, n=10**6, steps=10),
+    lambda: phase_diagram(4, n=4, steps=10**12),
+])
+def test_huge_sizes_refused_before_allocating(call):
+    with pytest.raises(ValueError):
+        call()
+
+
+@pytest.mark.parametrize("call", [
+    lambda: regime(4, torch.tensor([0.9, 0.5]), 0.93),
+    lambda: fixed_point(4, 0.9, np.array([0.93, 0.95]), 1e-3),
+    lambda: fixed_point(4, 0.9, 0.93, torch.tensor([1e-3, 1e-2])),
+    lambda: log_loss_slope(4, torch.tensor([0.9, 0.93])),
+    lambda: steps_to_reach(4, torch.tensor([0.9, 0.5]), 0.93, 1e-3, 1e-3),
+])
+def test_scalar_functions_refuse_batches(call):
+    with pytest.raises(TypeError, match="scalar"):
+        call()
+
+
+def test_float32_hyperparameters_refused_for_float64_runs():
+    with pytest.raises(TypeError, match="Invalid beta2"):
+        simulate_adam(4, 0.0, torch.tensor([0.07, 0.05]), 1e-3, 10)
+
+
+def test_divergence_is_an_error_not_a_nan():
+    with pytest.raises(ValueError, match="diverged"):
+        adam_path(4, 0.5, 0.5, 1.0, 50, m0=1e200, v0=1e-200)  # first step of size 1e300: g = x³ overflows
+    from theorybook.adam_degenerate.dynamics import _path
+
+    assert not np.isfinite(_path(4, 0.5, 0.5, 1.0, 50, 1.0, 1e200, 1e-200).x).all()  # what the widget would show
+
+
+def test_overflow_safe_closed_forms():
+    assert gradient_flow_x(4, 1e300, 1e-300) > 0
+    assert np.isfinite(gradient_flow_x(100, np.array([0.0, 1.0, 1e308]), 1e100)).all()
+    assert gradient_flow_x(4, torch.tensor([0.0, 1.0]), 1.0).tolist() == pytest.approx([1.0, 1 / math.sqrt(3)])
+    assert gradient_flow_hitting_time(4, 2.0, 1.0) == 0.0
+    with pytest.raises(ValueError, match="Invalid eps"):
+        gradient_flow_hitting_time(100, 1e-300)
+    with pytest.raises(ValueError, match="Invalid lr"):
+        signgd_loss_level(100, 1e300)
+    assert signgd_loss_level(100, 1e-300) == 0.0
+    with pytest.raises(ValueError):
+        fixed_point(4, 0.5, 1e-310, 1e-300)
+
+
+def test_boundaries_broadcast_over_arrays_and_tensors():
+    b2 = np.linspace(0.01, 0.99, 7)
+    assert flip_boundary(4, b2).shape == (7,)
+    assert stability_boundary(4, torch.tensor(b2)).shape == (7,)
+    assert isinstance(linear_rate(4, 0.93), float)
+
+
+def test_widget_explorer_extremes():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from theorybook.adam_degenerate.widgets import explorer
+
+    panel = explorer()
+    for name, control in panel.controls.items():
+        options = getattr(control, "options", None)
+        values = (options[0], options[-1]) if options else (control.min, control.max)
+        for value in values:
+            control.value = value
+            assert panel.status.value and "cannot run" not in panel.status.value, (name, value)
+        control.value = values[0]
+
+
+def test_widget_theory_line_stays_above_the_floor():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from theorybook.adam_degenerate.widgets import floor_loss
+
+    fig, s = render(4, 0.4, 0.5, 1e-3, 30_000)  # reaches the floor within a few thousand steps, before T/3
+    lines = [ln for ln in fig.axes[0].get_lines() if ln.get_label().startswith("rate")]
+    assert s.regime == "stable" and lines
+    y = lines[0].get_ydata()
+    assert y.min() >= floor_loss(4) and y[0] > 1e20 * floor_loss(4)
+
+
+def test_experiment_functions_validate():
+    from theorybook.adam_degenerate import spiral_experiment, spiral_rows
+
+    with pytest.raises(TypeError, match="start_at_fixed_point"):
+        spiral_experiment(4, 0.9, 0.91, start_at_fixed_point=1)
+    with pytest.raises(TypeError, match="spirals"):
+        spiral_rows("2")
+    with pytest.raises(ValueError, match="Invalid beta1"):
+        spiral_experiment(4, 0.9, 0.8)  # regime III: no fixed point
+    s = spiral_experiment(np.int64(4), 0.9, 0.91)
+    assert s.window[0] < s.window[1] < s.floor_step and spiral_rows([s]).passed

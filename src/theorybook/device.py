@@ -49,8 +49,15 @@ def to_numpy(x: Any) -> Any:
 
 
 def resolve_device(device: str | torch.device | None) -> torch.device:
-    """``None`` → :func:`default_device`; anything else → ``torch.device(device)``."""
-    return default_device() if device is None else torch.device(device)
+    """``None`` → :func:`default_device`; anything else → ``torch.device(device)`` (``ValueError`` if invalid)."""
+    if device is None:
+        return default_device()
+    if isinstance(device, bool) or not isinstance(device, (str, torch.device)):
+        raise TypeError(f"Invalid device: {device!r} (must be a str such as 'cpu' or 'cuda', or a torch.device)")
+    try:
+        return torch.device(device)
+    except RuntimeError as err:
+        raise ValueError(f"Invalid device: {device!r} ({err})") from err
 
 
 def resolve_dtype(dtype: torch.dtype | None) -> torch.dtype:

@@ -46,6 +46,11 @@ DEFAULT_MAX_BYTES = 2 * 1024**3
 def _is_bool(value: Any) -> bool:
     if isinstance(value, (bool, np.bool_)):
         return True
+    if isinstance(value, (list, tuple)) and value:
+        try:
+            return np.asarray(value).dtype.kind == "b"
+        except (ValueError, TypeError):
+            return False
     return isinstance(value, (torch.Tensor, np.ndarray)) and value.dtype in (torch.bool, np.bool_)
 
 

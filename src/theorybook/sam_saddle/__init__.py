@@ -11,6 +11,9 @@ Public API (all validate their arguments and raise ``ValueError`` naming paramet
 ``attractor_threshold(lambda_min)`` — Theorem 1: ρ* = −1/λ₁.
 ``sam_variance(t, lam, rho, lr, batch, drift="linear"|"full")`` — Theorem 2's σ²(t).
 ``beale``, ``beale_grad``, ``saddle_quadratic`` (+ ``saddle_quadratic_grad``) — the test functions.
+``beale_sam(w0, lr, rho, steps)`` — the scalar fast path for long deterministic Beale runs (10⁵ steps).
+``stochastic_run(seed)``, ``seeded_verdicts(seed)``, ``CHAPTER_SEEDS`` — the chapter's stochastic experiments
+and their verdict rows (re-run for unseen seeds by ``tests/test_seed_robustness.py``).
 Sympy derivations: :mod:`theorybook.sam_saddle.theory` (``derive_*``, ``beale_critical_points``).
 Widget: :func:`theorybook.sam_saddle.widgets.explorer`.
 """
@@ -18,13 +21,16 @@ Widget: :func:`theorybook.sam_saddle.widgets.explorer`.
 from .dynamics import (
     BEALE_MINIMUM,
     BEALE_SADDLE,
+    MAX_STEPS,
     NORM_EPS,
     MSDResult,
     SAMState,
     SAMSweep,
     SAMTrajectory,
+    ascent_flip_share,
     beale,
     beale_grad,
+    beale_sam,
     escape_steps,
     monte_carlo_msd,
     saddle_quadratic,
@@ -33,6 +39,7 @@ from .dynamics import (
     sam_update,
     simulate_sam,
 )
+from .experiments import CHAPTER_SEEDS, StochasticRun, seeded_verdicts, stochastic_run
 from .theory import (
     attractor_threshold,
     beale_critical_points,
@@ -51,6 +58,13 @@ from .theory import (
 __all__ = [
     "BEALE_MINIMUM",
     "BEALE_SADDLE",
+    "CHAPTER_SEEDS",
+    "MAX_STEPS",
+    "StochasticRun",
+    "ascent_flip_share",
+    "beale_sam",
+    "seeded_verdicts",
+    "stochastic_run",
     "NORM_EPS",
     "SAMState",
     "SAMSweep",

@@ -18,16 +18,23 @@ momentum in torch.optim.SGD's convention (b₀ = 0, no dampening). ρ = 0 is pla
 Every argument broadcasts: the *cells* of a run are ``broadcast(w0.shape[:-1], rho, lr, momentum,
 noise.shape[:-1])`` and all of them advance in one tensor program. The standard-normal draws ξ_t have the
 shape of ``w0`` and are broadcast over the other cell axes, so cells that share a starting point share
-their noise: common random numbers, which make differences between ρ (Corollary 1) far less noisy.
+their noise: common random numbers, which make differences between ρ (Corollary 1) far less noisy. Give
+``w0`` an axis for the cells that must have *independent* noise (paths, batch sizes): with linear dynamics,
+cells sharing ξ at two batch sizes would be exact rescalings of each other.
+
+Long deterministic runs on Beale's function use :func:`beale_sam`, a plain-float loop per cell with the same
+update (10⁵ steps of four cells in about a second, where the batched torch step costs ~0.25 ms).
 """
 
 from __future__ import annotations
 
 import functools
 import math
+from array import array
 from collections.abc import Callable
 from typing import NamedTuple
 
+import numpy as np
 import torch
 
 from .. import validate
@@ -46,6 +53,8 @@ __all__ = [
     "saddle_quadratic_grad",
     "sam_update",
     "simulate_sam",
+    "beale_sam",
+    "ascent_flip_share",
     "escape_steps",
     "SAMSweep",
     "sam_sweep",
@@ -63,12 +72,43 @@ _BEALE_C = (1.5, 2.25, 2.625)
 GradFn = Callable[[torch.Tensor], torch.Tensor]
 
 
-def _pair(w: torch.Tensor, name: str = "w") -> torch.Tensor:
-    if not isinstance(w, torch.Tensor):
-        w = torch.as_tensor(w, dtype=torch.float64)
-    if w.ndim < 1 or w.shape[-1] != 2:
-        raise ValueError(f"Invalid {name}: shape {tuple(w.shape)} (must end in a dimension of size 2)")
-    return w
+#: Longest loop a public function runs (each step is a Python iteration; lower ``steps`` above this).
+MAX_STEPS = 10**7
+
+
+def _finite(name: str, w) -> torch.Tensor:
+    """:func:`theorybook.validate.finite_tensor`, also refusing nested lists of bools."""
+    if isinstance(w, (list, tuple)):
+        try:
+            kind = np.asarray(w).dtype.kind
+        except (TypeError, ValueError):
+            kind = "O"
+        if kind == "b":
+            raise TypeError(f"Invalid {name}: {w!r} (booleans are not numbers)")
+    return validate.finite_tensor(name, w)
+
+
+def _pair(w, name: str = "w") -> torch.Tensor:
+    """``w`` as a finite floating tensor of shape (..., 2) (integer input promoted to float64)."""
+    t = _finite(name, w)
+    if t.ndim < 1 or t.shape[-1] != 2:
+        raise ValueError(f"Invalid {name}: shape {tuple(t.shape)} (must end in a dimension of size 2)")
+    return t
+
+
+def device_arg(device) -> torch.device:
+    """:func:`theorybook.device.resolve_device` with the library's errors: ``ValueError``/``TypeError`` naming
+    the parameter for an unknown device string or a non-device value."""
+    if isinstance(device, bool) or not (device is None or isinstance(device, (str, torch.device))):
+        raise TypeError(f"Invalid device: {device!r} (must be None, a string such as 'cpu', or a torch.device)")
+    try:
+        return resolve_device(device)
+    except RuntimeError as err:
+        raise ValueError(f"Invalid device: {device!r} ({err})") from err
+
+
+def _steps(steps, maximum: int = MAX_STEPS) -> int:
+    return validate.integer("steps", steps, 0, maximum)
 
 
 # --------------------------------------------------------------------------------------------- test functions
@@ -105,6 +145,14 @@ def _beale_grad_constants(device: torch.device, dtype: torch.dtype) -> tuple[tor
     return _beale_grad_coefficients().to(device, dtype), torch.arange(7, device=device, dtype=dtype)
 
 
+def _beale_grad_raw(w: torch.Tensor) -> torch.Tensor:
+    """:func:`beale_grad` without argument checks (the inner loop of :func:`simulate_sam`)."""
+    m, powers = _beale_grad_constants(w.device, w.dtype)
+    x = w[..., 0:1]
+    q = (w[..., 1:2] ** powers) @ m
+    return torch.addcmul(q[..., 0:2], x, torch.addcmul(q[..., 2:4], x, q[..., 4:6]))
+
+
 def beale_grad(w: torch.Tensor) -> torch.Tensor:
     r"""Gradient of :func:`beale`, shape ``(..., 2)``.
 
@@ -112,34 +160,41 @@ def beale_grad(w: torch.Tensor) -> torch.Tensor:
     :math:`\partial_y f = 2x\sum_i r_i\, i\,y^{i-1}`. Both are polynomials of degree ≤ 2 in x and ≤ 6 in y,
     so the gradient is evaluated as :math:`Q_0(y) + x\,(Q_1(y) + x\,Q_2(y))` where the :math:`Q_a` are the
     powers :math:`(1, y, \dots, y^6)` times a coefficient matrix sympy expands once: ~7 tensor ops per call
-    whatever the number of cells (per-op dispatch, 2–10 µs, is what a 10⁴-step run pays for).
+    whatever the number of cells. Integer input is promoted to float64; NaN/inf is rejected.
     """
-    w = _pair(w)
-    m, powers = _beale_grad_constants(w.device, w.dtype)
-    x = w[..., 0:1]
-    q = (w[..., 1:2] ** powers) @ m
-    return torch.addcmul(q[..., 0:2], x, torch.addcmul(q[..., 2:4], x, q[..., 4:6]))
+    return _beale_grad_raw(_pair(w))
 
 
-def saddle_quadratic(w: torch.Tensor, lam=(2.0, -2.0)) -> torch.Tensor:
+beale_grad._raw = _beale_grad_raw  # type: ignore[attr-defined]  # simulate_sam validates once, not per step
+
+
+def _lam_vector(lam) -> torch.Tensor:
+    t = _finite("lam", lam)
+    if t.ndim != 1 or t.numel() == 0:
+        raise ValueError(f"Invalid lam: shape {tuple(t.shape)} (must be a 1-D sequence of finite numbers)")
+    return t.to("cpu", torch.float64)
+
+
+def saddle_quadratic(w, lam=(2.0, -2.0)) -> torch.Tensor:
     r"""Quadratic saddle :math:`\ell(\mathbf w) = \tfrac12\sum_j\lambda_j w_j^2` (default: x² − y², λ = ±2).
 
-    ``w`` has shape ``(..., d)`` and ``lam`` broadcasts against it (d = len(lam)). The saddle is at 0 and the
-    Hessian is diag(λ); a negative λ_j is an escape direction for gradient descent.
+    ``w`` has shape ``(..., d)`` (a tensor, array or nested list; integers are promoted to float64) and
+    ``lam`` is a 1-D sequence with d entries. The saddle is at 0 and the Hessian is diag(λ); a negative λ_j is
+    an escape direction for gradient descent.
     """
-    lam_t = torch.as_tensor(lam, dtype=w.dtype, device=w.device)
-    if lam_t.ndim != 1 or lam_t.shape[0] != w.shape[-1]:
-        raise ValueError(f"Invalid lam: {lam!r} (must be a 1-D sequence with one entry per coordinate of w, "
-                         f"d = {w.shape[-1]})")
+    w = _finite("w", w)
+    lam64 = _lam_vector(lam)
+    if w.ndim < 1 or lam64.shape[0] != w.shape[-1]:
+        raise ValueError(f"Invalid lam: {lam!r} (must have one entry per coordinate of w, whose shape is "
+                         f"{tuple(w.shape)})")
+    lam_t = lam64.to(w.device, w.dtype)
     return 0.5 * (lam_t * w * w).sum(-1)
 
 
 def saddle_quadratic_grad(lam=(2.0, -2.0)) -> GradFn:
-    r"""The gradient :math:`\nabla\ell(\mathbf w) = \Lambda\mathbf w` of :func:`saddle_quadratic` (a function)."""
-    lam_t = torch.as_tensor(lam, dtype=torch.float64)
-    if lam_t.ndim != 1 or not bool(torch.isfinite(lam_t).all()):
-        raise ValueError(f"Invalid lam: {lam!r} (must be a 1-D sequence of finite numbers)")
-
+    r"""The gradient :math:`\nabla\ell(\mathbf w) = \Lambda\mathbf w` of :func:`saddle_quadratic` (a function of
+    a floating tensor ``w`` of shape (..., d), d = len(lam))."""
+    lam_t = _lam_vector(lam)
     cache: dict[tuple[torch.device, torch.dtype], torch.Tensor] = {}
 
     def grad(w: torch.Tensor) -> torch.Tensor:
@@ -148,6 +203,7 @@ def saddle_quadratic_grad(lam=(2.0, -2.0)) -> GradFn:
             cache[key] = lam_t.to(w.device, w.dtype)
         return cache[key] * w
 
+    grad.lam = lam_t  # type: ignore[attr-defined]
     return grad
 
 
@@ -162,27 +218,52 @@ class SAMState(NamedTuple):
     cos: torch.Tensor
 
 
-def sam_update(state: SAMState, grad_fn: GradFn, lr, rho, momentum, *, normalized: bool,
-               noise: torch.Tensor | None = None, xi: torch.Tensor | None = None) -> SAMState:
-    r"""One SAM step for all cells (module docstring has the equations); pure.
-
-    ``lr``, ``rho``, ``momentum`` are tensors of shape (*cells, 1) (or Python numbers); ``noise`` the
-    per-coordinate std σ and ``xi`` the standard-normal draw (both broadcast to (*cells, d)) or ``None``.
-    ``momentum = None`` skips the buffer (plain SAM, two fewer ops per step).
-    """
+def _sam_step(state: SAMState, grad_fn: GradFn, lr, rho, momentum, normalized: bool, noise, xi,
+              track_cos: bool = True) -> SAMState:
     w = state.w
     g = grad_fn(w)
-    gn = torch.linalg.vector_norm(g, dim=-1, keepdim=True)
+    if normalized or track_cos:
+        gn = torch.linalg.vector_norm(g, dim=-1, keepdim=True)
     wp = w + rho * (g / (gn + NORM_EPS)) if normalized else w + rho * g
     gp = grad_fn(wp)
-    # cos(∇ℓ(w), ∇ℓ(w^p)): ±1 oscillation is the paper's signature of a trapped iterate
-    cos = (g * gp).sum(-1) / (gn[..., 0] * torch.linalg.vector_norm(gp, dim=-1) + 1e-300)
+    cos = state.cos
+    if track_cos:
+        # cos(∇ℓ(w), ∇ℓ(w^p)): ±1 oscillation is the paper's signature of a trapped iterate
+        cos = (g * gp).sum(-1) / (gn[..., 0] * torch.linalg.vector_norm(gp, dim=-1) + 1e-300)
     if noise is not None:
         gp = gp + noise * xi
     if momentum is None:
         return SAMState(w - lr * gp, state.buf, wp, cos)
     buf = momentum * state.buf + gp
     return SAMState(w - lr * buf, buf, wp, cos)
+
+
+def sam_update(state: SAMState, grad_fn: GradFn, lr, rho, momentum, *, normalized: bool,
+               noise: torch.Tensor | None = None, xi: torch.Tensor | None = None) -> SAMState:
+    r"""One SAM step for all cells (module docstring has the equations); pure.
+
+    ``lr`` (η > 0), ``rho`` (ρ ≥ 0), ``momentum`` (γ ∈ [0, 1), or ``None`` to skip the buffer) are numbers or
+    tensors of shape (*cells, 1); ``noise`` the per-coordinate std σ ≥ 0 and ``xi`` the standard-normal draw
+    (both broadcast to (*cells, d)), or ``None``.
+    """
+    if not isinstance(state, SAMState):
+        raise TypeError(f"Invalid state: {type(state).__name__} (must be a SAMState)")
+    if not callable(grad_fn):
+        raise TypeError(f"Invalid grad_fn: {grad_fn!r} (must be callable)")
+    validate.positive("lr", lr)
+    validate.in_range("rho", rho, 0.0, math.inf)
+    if momentum is not None:
+        validate.in_range("momentum", momentum, 0.0, 1.0)
+    if not isinstance(normalized, bool):
+        raise TypeError(f"Invalid normalized: {normalized!r} (must be True or False)")
+    if (noise is None) != (xi is None):
+        raise ValueError("Invalid noise/xi: pass both or neither")
+    if noise is not None:
+        validate.in_range("noise", noise, 0.0, math.inf)
+        validate.finite_tensor("xi", xi)
+    for name, t in zip(SAMState._fields, state, strict=True):
+        validate.finite_tensor(f"state.{name}", t)
+    return _sam_step(state, getattr(grad_fn, "_raw", grad_fn), lr, rho, momentum, normalized, noise, xi)
 
 
 class SAMTrajectory(NamedTuple):
@@ -216,21 +297,23 @@ class _Setup(NamedTuple):
     gen: torch.Generator | None
 
 
-def _setup(w0, lr, rho, momentum, noise, seed, dtype, device) -> _Setup:
+def _setup(w0, lr, rho, momentum, noise, seed, dtype, device, normalized) -> _Setup:
     validate.positive("lr", lr)
     validate.in_range("rho", rho, 0.0, math.inf)
     validate.in_range("momentum", momentum, 0.0, 1.0)
+    if not isinstance(normalized, bool):
+        raise TypeError(f"Invalid normalized: {normalized!r} (must be True or False)")
     if noise is not None:
         validate.in_range("noise", noise, 0.0, math.inf)
     if seed is not None:
-        validate.integer("seed", seed, 0)
-    dev, dt = resolve_device(device), resolve_dtype(dtype)
-    w0 = torch.as_tensor(w0, dtype=dt, device=dev)
-    if w0.ndim < 1 or w0.shape[-1] < 1 or not bool(torch.isfinite(w0).all()):
-        raise ValueError(f"Invalid w0: shape {tuple(w0.shape)} (must be finite with shape (..., d), d ≥ 1)")
+        validate.integer("seed", seed, 0, 2**62)
+    dev, dt = device_arg(device), resolve_dtype(dtype)
+    w0 = validate.finite_tensor("w0", w0).to(dev, dt)
+    if w0.ndim < 1 or w0.shape[-1] < 1:
+        raise ValueError(f"Invalid w0: shape {tuple(w0.shape)} (must be (..., d) with d ≥ 1)")
 
     def t(v):
-        return torch.as_tensor(v, dtype=dt, device=dev)
+        return validate.finite_tensor("value", v).to(dev, dt)
 
     lr_t, rho_t, mom_t = t(lr), t(rho), t(momentum)
     noise_t = None if noise is None else t(noise)
@@ -246,10 +329,24 @@ def _setup(w0, lr, rho, momentum, noise, seed, dtype, device) -> _Setup:
                          f"{tuple(rho_t.shape)}, momentum {tuple(mom_t.shape)} do not broadcast ({err})"
                          ) from err
     mom = None if not bool((mom_t != 0).any()) else mom_t.unsqueeze(-1)
-    gen = None
-    if noise_t is not None and seed is not None:
-        gen = torch.Generator(device=dev).manual_seed(seed)
+    # noise is drawn on the CPU from a seeded generator, then moved: the same numbers on every device
+    gen = torch.Generator().manual_seed(seed) if noise_t is not None and seed is not None else None
     return _Setup(w0, lr_t.unsqueeze(-1), rho_t.unsqueeze(-1), mom, noise_t, cells, gen)
+
+
+def _cell_bytes(s: _Setup) -> int:
+    return math.prod(s.cells) * s.w0.shape[-1] * s.w0.element_size()
+
+
+def _probe(grad_fn: GradFn, s: _Setup) -> None:
+    """Call ``grad_fn`` once on ``w0``: a shape mismatch becomes a ``ValueError`` naming the arguments."""
+    raw = getattr(grad_fn, "_raw", grad_fn)
+    try:
+        g = raw(s.w0)
+    except (RuntimeError, IndexError) as err:
+        raise ValueError(f"Invalid w0/grad_fn: grad_fn fails on w0 of shape {tuple(s.w0.shape)} ({err})") from err
+    if not isinstance(g, torch.Tensor) or g.shape != s.w0.shape:
+        raise ValueError(f"Invalid grad_fn: must return a tensor of w0's shape {tuple(s.w0.shape)}")
 
 
 def _init(s: _Setup) -> SAMState:
@@ -257,13 +354,34 @@ def _init(s: _Setup) -> SAMState:
     return SAMState(w, torch.zeros_like(w), w.clone(), torch.ones(s.cells, dtype=w.dtype, device=w.device))
 
 
-def _stepper(s: _Setup, grad_fn: GradFn, normalized: bool):
+class _NoiseStream:
+    """Standard-normal draws ξ_t of a fixed shape, taken from a CPU generator in chunks of steps (one ``randn``
+    call per chunk instead of one per step) and moved to the device. The chunking depends only on the shape and
+    the number of steps, so every function that draws for the same (shape, steps, seed) gets the same ξ_t."""
+
+    def __init__(self, shape, steps: int, gen: torch.Generator | None, dtype: torch.dtype, device: torch.device):
+        self.shape, self.left, self.gen, self.dtype, self.device = tuple(shape), steps, gen, dtype, device
+        self.per_chunk = max(1, 2**20 // max(1, math.prod(self.shape)))
+        self.buf, self.i = None, 0
+
+    def next(self) -> torch.Tensor:
+        if self.buf is None or self.i == self.buf.shape[0]:
+            n = max(1, min(self.per_chunk, self.left))
+            self.buf = torch.randn((n, *self.shape), generator=self.gen, dtype=self.dtype).to(self.device)
+            self.i = 0
+        xi = self.buf[self.i]
+        self.i += 1
+        self.left -= 1
+        return xi
+
+
+def _stepper(s: _Setup, grad_fn: GradFn, normalized: bool, track_cos: bool = True, steps: int = 0):
+    raw = getattr(grad_fn, "_raw", grad_fn)
+    noise = _NoiseStream(s.w0.shape, steps, s.gen, s.w0.dtype, s.w0.device) if s.noise is not None else None
+
     def update(state: SAMState, _t: int) -> SAMState:
-        xi = None
-        if s.noise is not None:
-            xi = torch.randn(s.w0.shape, generator=s.gen, dtype=s.w0.dtype, device=s.w0.device)
-        return sam_update(state, grad_fn, s.lr, s.rho, s.momentum, normalized=normalized, noise=s.noise,
-                          xi=xi)
+        xi = noise.next() if noise is not None else None
+        return _sam_step(state, raw, s.lr, s.rho, s.momentum, normalized, s.noise, xi, track_cos)
 
     return update
 
@@ -288,24 +406,29 @@ def simulate_sam(
     Parameters
     ----------
     grad_fn: ``w (..., d) -> ∇ℓ(w) (..., d)``, batched (e.g. :func:`beale_grad`).
-    w0: starting point(s), shape (..., d).
+    w0: starting point(s), shape (..., d), finite.
     lr: η > 0. rho: ρ ≥ 0 (0 is GD). momentum: γ ∈ [0, 1). All broadcast over the cells.
     normalized: ascent ρ g/(‖g‖+1e−16) (the authors' experiments) or ρ g (the theory of Theorems 1–2).
     noise: per-coordinate std σ of Gaussian noise on the descent gradient, broadcast to (*cells, d); e.g.
-        ``sqrt(|λ|/B)`` for the Fisher approximation C ≈ |H|/B. ``None``: deterministic.
+        ``sqrt(|λ|/B)`` for the Fisher approximation C ≈ |H|/B. ``None``: deterministic. The draws ξ_t have
+        the shape of ``w0`` (shared by cells that share a starting point) and come from a CPU generator.
     seed: seeds the noise (``None``: torch's global generator).
     every: record every ``every``-th step (``steps`` must be a multiple of it).
+
+    A diverging cell is not an error: its recorded values become ±inf/NaN from the step it overflows.
     """
     if not callable(grad_fn):
-        raise ValueError(f"Invalid grad_fn: {grad_fn!r} (must be callable)")
-    validate.integer("steps", steps, 0)
-    validate.integer("every", every, 1)
+        raise TypeError(f"Invalid grad_fn: {grad_fn!r} (must be callable)")
+    steps = _steps(steps)
+    every = validate.integer("every", every, 1)
     if steps % every:
         raise ValueError(f"Invalid every: {every} (must divide steps = {steps})")
-    s = _setup(w0, lr, rho, momentum, noise, seed, dtype, device)
-    update = _stepper(s, grad_fn, normalized)
-    state = _init(s)
+    s = _setup(w0, lr, rho, momentum, noise, seed, dtype, device, normalized)
+    _probe(grad_fn, s)
     n = steps // every
+    validate.memory_guard((2 * n + 4) * _cell_bytes(s) * 1.5, lower="steps (or raise every) or the number of cells")
+    update = _stepper(s, grad_fn, normalized, steps=steps)
+    state = _init(s)
     w_hist = torch.empty((n + 1, *state.w.shape), dtype=state.w.dtype, device=state.w.device)
     wp_hist = torch.empty((n, *state.w.shape), dtype=state.w.dtype, device=state.w.device)
     cos_hist = torch.empty((n, *s.cells), dtype=state.w.dtype, device=state.w.device)
@@ -322,6 +445,115 @@ def simulate_sam(
     return SAMTrajectory(w_hist, wp_hist, cos_hist, steps_t)
 
 
+# ------------------------------------------------------------------------------------ Beale: a scalar fast path
+def _beale_xy_grad(x: float, y: float) -> tuple[float, float]:
+    y2 = y * y
+    y3 = y2 * y
+    r1, r2, r3 = 1.5 - x + x * y, 2.25 - x + x * y2, 2.625 - x + x * y3
+    return 2.0 * (r1 * (y - 1.0) + r2 * (y2 - 1.0) + r3 * (y3 - 1.0)), 2.0 * x * (r1 + 2.0 * r2 * y + 3.0 * r3 * y2)
+
+
+def _beale_cell(x: float, y: float, lr: float, rho: float, gamma: float, steps: int, every: int,
+                normalized: bool, w_out, wp_out, cos_out) -> None:
+    """One cell of :func:`beale_sam`: plain Python floats (≈ 2 µs a step), appending to the three arrays."""
+    bx = by = 0.0
+    grad, hypot, eps = _beale_xy_grad, math.hypot, NORM_EPS
+    w_out.extend((x, y))
+    for t in range(steps):
+        gx, gy = grad(x, y)
+        gn = hypot(gx, gy)
+        s = rho / (gn + eps) if normalized else rho
+        xp, yp = x + s * gx, y + s * gy
+        hx, hy = grad(xp, yp)
+        if t % every == 0:
+            wp_out.extend((xp, yp))
+            cos_out.append((gx * hx + gy * hy) / (gn * hypot(hx, hy) + 1e-300))
+        bx, by = gamma * bx + hx, gamma * by + hy
+        x, y = x - lr * bx, y - lr * by
+        if (t + 1) % every == 0:
+            w_out.extend((x, y))
+
+
+def beale_sam(
+    w0,
+    lr,
+    rho,
+    steps: int,
+    *,
+    normalized: bool = True,
+    momentum=0.0,
+    every: int = 1,
+    device: str | torch.device | None = None,
+) -> SAMTrajectory:
+    r"""Deterministic SAM on :func:`beale`, the fast path for long runs: one plain-float loop per cell.
+
+    The same update as ``simulate_sam(beale_grad, w0, lr, rho, steps, normalized=..., momentum=...)`` (its
+    heavy-ball convention, the 10⁻¹⁶ in the normalisation, the cosine), with the gradient written out by hand
+    (:math:`\partial_x f=2\sum_i r_i(y^i-1)`, :math:`\partial_y f=2x\sum_i i\,r_i y^{i-1}`, r_i = c_i − x + x y^i).
+    Per-op dispatch makes a batched torch step cost ~0.25 ms whatever the batch; a Python-float step costs
+    ~2 µs, so 10⁵ steps of four cells take about a second. Rounding differs from the torch path in the last
+    bit (the polynomial is evaluated in another order), which matters only where the dynamics are chaotic.
+
+    w0: (2,) or (n, 2); rho: a number or a 1-D sequence (n,); they broadcast to the cells. lr > 0, momentum in
+    [0, 1) are numbers. Returns a :class:`SAMTrajectory` (float64 on ``device``) with ``every`` as in
+    :func:`simulate_sam`.
+    """
+    lr_f = validate.number("lr", lr, 0.0, math.inf, low_open=True)
+    gamma = validate.number("momentum", momentum, 0.0, 1.0, high_open=True)
+    steps = _steps(steps)
+    every = validate.integer("every", every, 1)
+    if steps % every:
+        raise ValueError(f"Invalid every: {every} (must divide steps = {steps})")
+    if not isinstance(normalized, bool):
+        raise TypeError(f"Invalid normalized: {normalized!r} (must be True or False)")
+    w0_t = _pair(w0, "w0").to("cpu", torch.float64)
+    rho_t = validate.finite_tensor("rho", rho).to("cpu", torch.float64)
+    validate.in_range("rho", rho_t, 0.0, math.inf)
+    if w0_t.ndim > 2 or rho_t.ndim > 1:
+        raise ValueError(f"Invalid w0/rho: shapes {tuple(w0_t.shape)}, {tuple(rho_t.shape)} (w0 must be (2,) or "
+                         "(n, 2) and rho a number or (n,))")
+    try:
+        (cells,) = torch.broadcast_shapes(w0_t.shape[:-1] or (1,), rho_t.shape or (1,))
+    except RuntimeError as err:
+        raise ValueError(f"Invalid shapes: w0 {tuple(w0_t.shape)} and rho {tuple(rho_t.shape)} do not broadcast"
+                         ) from err
+    dev = device_arg(device)
+    n = steps // every
+    validate.memory_guard(8.0 * cells * (5 * n + 2) * 3, lower="steps (or raise every) or the number of cells")
+    w0s = w0_t.reshape(-1, 2).expand(cells, 2).tolist()
+    rhos = rho_t.reshape(-1).expand(cells).tolist()
+    ws, wps, coss = [], [], []
+    for (x, y), r in zip(w0s, rhos, strict=True):
+        w_out, wp_out, cos_out = array("d"), array("d"), array("d")
+        _beale_cell(x, y, lr_f, r, gamma, steps, every, normalized, w_out, wp_out, cos_out)
+        ws.append(torch.frombuffer(w_out, dtype=torch.float64).reshape(n + 1, 2) if len(w_out) else
+                  torch.empty(n + 1, 2, dtype=torch.float64))
+        wps.append(torch.frombuffer(wp_out, dtype=torch.float64).reshape(n, 2) if len(wp_out) else
+                   torch.empty(n, 2, dtype=torch.float64))
+        coss.append(torch.frombuffer(cos_out, dtype=torch.float64) if len(cos_out) else
+                    torch.empty(n, dtype=torch.float64))
+    squeeze = w0_t.ndim == 1 and rho_t.ndim == 0
+    w, wp, cos = torch.stack(ws, 1), torch.stack(wps, 1), torch.stack(coss, 1)
+    if squeeze:
+        w, wp, cos = w[:, 0], wp[:, 0], cos[:, 0]
+    return SAMTrajectory(w.to(dev), wp.to(dev), cos.to(dev), torch.arange(0, steps + 1, every, device=dev))
+
+
+def ascent_flip_share(traj: SAMTrajectory, start: int = 0) -> torch.Tensor:
+    r"""Share of recorded steps, from row ``start`` on, on which the ascent's x-component
+    :math:`\operatorname{sign}(x^p_t - x_t)` changes sign from one recorded step to the next: the perturbed point
+    jumps across the saddle (the paper's Case III). Shape (*cells); meaningful for ``every = 1``."""
+    if not isinstance(traj, SAMTrajectory):
+        raise TypeError(f"Invalid traj: {type(traj).__name__} (must be a SAMTrajectory)")
+    n = traj.wp.shape[0]
+    start = validate.integer("start", start, 0, max(n - 2, 0))
+    side = torch.sign(traj.wp[start:, ..., 0] - traj.w[start:n, ..., 0])
+    if side.shape[0] < 2:
+        raise ValueError(f"Invalid start: {start} (leaves fewer than 2 recorded steps)")
+    return (side[1:] * side[:-1] < 0).to(traj.w.dtype).mean(0)
+
+
+# --------------------------------------------------------------------------- noisy quadratic saddle: escape
 def escape_steps(
     grad_fn: GradFn,
     w0,
@@ -340,25 +572,30 @@ def escape_steps(
 ) -> torch.Tensor:
     """First step t ≥ 1 with ‖w_t − center‖ ≥ ``radius`` for every cell (−1: not within ``steps``).
 
-    Same dynamics and broadcasting as :func:`simulate_sam` (default unnormalised, the theory's SAM), run by
-    :func:`theorybook.sweep.run_sweep` with loss −‖w − center‖² and threshold −radius², so nothing of size
-    cells × steps is stored.
+    Same dynamics and broadcasting as :func:`simulate_sam` (default unnormalised, the theory's SAM); only the
+    state and the first-passage step are kept, and the ascent/descent cosine is not computed. To give
+    independent noise to cells (e.g. batch sizes), give ``w0`` an axis for them: the draws ξ_t have ``w0``'s
+    shape.
     """
     if not callable(grad_fn):
-        raise ValueError(f"Invalid grad_fn: {grad_fn!r} (must be callable)")
-    validate.integer("steps", steps, 0)
-    validate.positive("radius", radius)
-    s = _setup(w0, lr, rho, momentum, noise, seed, dtype, device)
+        raise TypeError(f"Invalid grad_fn: {grad_fn!r} (must be callable)")
+    steps = _steps(steps)
+    r = validate.number("radius", radius, 0.0, math.inf, low_open=True)
+    r2 = r * r  # inf for a huge radius: then nothing escapes (−1), no OverflowError
+    s = _setup(w0, lr, rho, momentum, noise, seed, dtype, device, normalized)
+    _probe(grad_fn, s)
+    validate.memory_guard(8 * _cell_bytes(s), lower="the number of cells")
     c = torch.zeros(s.w0.shape[-1], dtype=s.w0.dtype, device=s.w0.device) if center is None else \
-        torch.as_tensor(center, dtype=s.w0.dtype, device=s.w0.device)
-
-    def neg_sq_dist(state: SAMState) -> torch.Tensor:
-        return -(state.w - c).square().sum(-1)
-
+        validate.finite_tensor("center", center).to(s.w0.device, s.w0.dtype)
+    update = _stepper(s, grad_fn, normalized, track_cos=False, steps=steps)
+    state = _init(s)
+    hit = torch.full(s.cells, -1, dtype=torch.int64, device=s.w0.device)
     with torch.no_grad():
-        stats = run_sweep(_init(s), _stepper(s, grad_fn, normalized), neg_sq_dist, steps,
-                          threshold=-float(radius) ** 2)
-    return stats.first_below
+        for t in range(1, steps + 1):
+            state = update(state, t - 1)
+            out = (state.w - c).square().sum(-1) >= r2
+            hit = torch.where((hit < 0) & out, t, hit)
+    return hit
 
 
 class SAMSweep(NamedTuple):
@@ -400,16 +637,16 @@ def sam_sweep(
     fused kernel :func:`theorybook.kernels.sam.sam_quadratic_fused` runs instead (same semantics; bitwise
     equal under the Triton interpreter on CPU, see ``tests/test_kernels.py``).
     """
-    validate.integer("steps", steps, 0)
-    validate.integer("tail", tail, 0)
+    steps = _steps(steps)
+    tail = validate.integer("tail", tail, 0)
     if threshold is not None:
-        validate.in_range("threshold", threshold, -math.inf, math.inf)
-    s = _setup(w0, lr, rho, momentum, None, None, dtype, device)
-    lam64 = torch.as_tensor(lam, dtype=torch.float64)
+        threshold = validate.number("threshold", threshold)
+    s = _setup(w0, lr, rho, momentum, None, None, dtype, device, normalized)
+    validate.memory_guard(8 * _cell_bytes(s), lower="the number of cells")
+    lam64 = _lam_vector(lam)
     d = s.w0.shape[-1]
-    if lam64.ndim != 1 or lam64.shape[0] != d or not bool(torch.isfinite(lam64).all()):
-        raise ValueError(f"Invalid lam: {lam!r} (must be a 1-D sequence of finite numbers, one per coordinate "
-                         f"of w0, d = {d})")
+    if lam64.shape[0] != d:
+        raise ValueError(f"Invalid lam: {lam!r} (must have one entry per coordinate of w0, d = {d})")
     fused = _fused_sam(s.w0.device, d)
     if fused is not None:
         w = s.w0.expand(*s.cells, d)
@@ -426,7 +663,7 @@ def sam_sweep(
         return new
 
     def loss(state: SAMState) -> torch.Tensor:
-        return saddle_quadratic(state.w, lam_t)
+        return 0.5 * (lam_t * state.w * state.w).sum(-1)
 
     init = _init(s)
     with torch.no_grad():
@@ -449,9 +686,10 @@ def _fused_sam(device: torch.device, d: int):
 class MSDResult(NamedTuple):
     """Monte-Carlo second moments of noisy unnormalised SAM started at the saddle of a quadratic.
 
-    ``t``: continuous times k·η (n,); ``msd``, ``se``: mean of w_j² over paths and its standard error,
-    shape (n, R, nB, d) for R radii ρ, nB batch sizes, d directions; ``gap``, ``gap_se``: the paired
-    (common-random-number) difference msd[ρ = rho[0]] − msd[ρ] and its standard error, same shape.
+    ``t``: continuous times k·η at the recorded steps k = 0, every, … (n,); ``msd``, ``se``: mean of w_j² over
+    paths and its standard error, shape (n, R, nB, d) for R radii ρ, nB batch sizes, d directions; ``gap``,
+    ``gap_se``: the paired (common-random-number) difference msd[ρ = rho[0]] − msd[ρ] and its standard error,
+    same shape; ``w``: every path at the recorded steps, (n, n_paths, R, nB, d).
     """
 
     t: torch.Tensor
@@ -459,23 +697,55 @@ class MSDResult(NamedTuple):
     se: torch.Tensor
     gap: torch.Tensor
     gap_se: torch.Tensor
+    w: torch.Tensor
 
 
-def monte_carlo_msd(lam, rho, lr: float, batch, steps: int, n_paths: int, *, seed: int = 0,
-                    every: int = 1, device: str | torch.device | None = None) -> MSDResult:
-    """Theorem 2's experiment: ``n_paths`` SGD/SAM paths from the saddle of ℓ = ½Σλ_j w_j² with gradient noise
-    N(0, diag|λ|/B), every (path, ρ, B) cell in one :func:`simulate_sam` call; paths share noise across ρ and B.
+def monte_carlo_msd(lam, rho, lr, batch, steps: int, n_paths: int, *, seed: int = 0, every: int = 1,
+                    device: str | torch.device | None = None) -> MSDResult:
+    r"""Theorem 2's experiment: ``n_paths`` SGD/SAM paths from the saddle of ℓ = ½Σλ_j w_j² with gradient noise
+    N(0, diag|λ|/B) on the descent gradient, every (path, ρ, B) cell in one program.
+
+    The step is the SAM algorithm, unnormalised: :math:`g=\Lambda w`, :math:`w^p=w+\rho g`,
+    :math:`w\leftarrow w-\eta(\Lambda w^p+\sigma\xi)` with σ = sqrt(|λ|/B) — :func:`simulate_sam`'s update with
+    ``w0`` of shape (n_paths, 1, nB, d), without the cosine. The draws ξ are independent across paths and batch
+    sizes and shared across ρ (common random numbers, so the gap between ρ's is paired).
     """
-    validate.integer("n_paths", n_paths, 2)
-    lam_t = torch.as_tensor(lam, dtype=torch.float64)
-    rho_t = torch.as_tensor(rho, dtype=torch.float64).reshape(-1, 1)
-    b_t = torch.as_tensor(batch, dtype=torch.float64).reshape(-1, 1)
+    lam_t = _lam_vector(lam)
+    rho_t = validate.finite_tensor("rho", rho).reshape(-1).to("cpu", torch.float64)
+    validate.in_range("rho", rho_t, 0.0, math.inf)
+    b_t = validate.finite_tensor("batch", batch).reshape(-1).to("cpu", torch.float64)
     validate.positive("batch", b_t)
-    noise = torch.sqrt(lam_t.abs() / b_t)  # (nB, d)
-    w0 = torch.zeros(n_paths, 1, 1, lam_t.shape[0], dtype=torch.float64)
-    tr = simulate_sam(saddle_quadratic_grad(lam_t), w0, lr, rho_t, steps, normalized=False, noise=noise,
-                      seed=seed, every=every, device=device)
-    w2 = tr.w.square()
-    d = w2[:, :, :1] - w2
+    lr_f = validate.number("lr", lr, 0.0, math.inf, low_open=True)
+    steps = _steps(steps)
+    n_paths = validate.integer("n_paths", n_paths, 2)
+    seed = validate.integer("seed", seed, 0, 2**62)
+    every = validate.integer("every", every, 1)
+    if steps % every:
+        raise ValueError(f"Invalid every: {every} (must divide steps = {steps})")
+    d, n = lam_t.shape[0], steps // every + 1
+    cell = n_paths * rho_t.numel() * b_t.numel() * d * 8
+    validate.memory_guard(cell * (n + 8), lower="steps (or raise every), n_paths or the number of ρ, B")
+    dev = device_arg(device)
+    lam_d = lam_t.to(dev)
+    rho_d = rho_t.reshape(-1, 1, 1).to(dev)
+    noise = torch.sqrt(lam_t.abs() / b_t.reshape(-1, 1)).to(dev)  # (nB, d)
+    shape = (n_paths, 1, b_t.numel(), d)
+    stream = _NoiseStream(shape, steps, torch.Generator().manual_seed(seed), torch.float64, dev)
+    w = torch.zeros(n_paths, rho_t.numel(), b_t.numel(), d, dtype=torch.float64, device=dev)
+    hist = torch.empty((n, *w.shape), dtype=torch.float64, device=dev)
+    hist[0] = w
+    with torch.no_grad():
+        for k in range(1, steps + 1):
+            xi = stream.next()
+            wp = w + rho_d * (lam_d * w)
+            w = w - lr_f * (lam_d * wp + noise * xi)
+            if k % every == 0:
+                hist[k // every] = w
+    if not bool(torch.isfinite(hist[-1]).all()):
+        raise ValueError(f"Invalid arguments: the Monte-Carlo paths diverged (lr = {lr_f:g}, max ρ = "
+                         f"{float(rho_t.max()):g}); lower lr or rho")
+    w2 = hist.square()
+    dgap = w2[:, :, :1] - w2
     root_n = math.sqrt(n_paths)
-    return MSDResult(tr.t.to(torch.float64) * lr, w2.mean(1), w2.std(1) / root_n, d.mean(1), d.std(1) / root_n)
+    t = torch.arange(0, steps + 1, every, dtype=torch.float64, device=dev) * lr_f
+    return MSDResult(t, w2.mean(1), w2.std(1) / root_n, dgap.mean(1), dgap.std(1) / root_n, hist)

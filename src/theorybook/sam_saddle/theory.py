@@ -22,6 +22,7 @@ import sympy as sp
 import torch
 
 from .. import validate
+from ..device import to_numpy
 
 __all__ = [
     "DRIFTS",
@@ -48,24 +49,47 @@ DRIFTS = ("linear", "full")
 _POWER = {"linear": 1, "full": 2}
 
 
-def _tensor(v):
-    return v if isinstance(v, torch.Tensor) else torch.as_tensor(v, dtype=torch.float64)
+def _device(*vals) -> torch.device:
+    """The device of the first tensor argument that is not on the CPU (else the CPU): outputs follow inputs."""
+    for v in vals:
+        if isinstance(v, torch.Tensor) and v.device.type != "cpu":
+            return v.device
+    return torch.device("cpu")
+
+
+def _tensor(v, device: torch.device | None = None) -> torch.Tensor:
+    t = validate.finite_tensor("value", v) if not isinstance(v, torch.Tensor) else v
+    return t.to(device or t.device, torch.float64)
+
+
+def _finite(name: str, out: torch.Tensor, lower: str) -> torch.Tensor:
+    if not bool(torch.isfinite(out).all()):
+        raise ValueError(f"Invalid arguments to {name}: the result overflows float64 (lower {lower})")
+    return out
 
 
 # ----------------------------------------------------------------------------------------------- closed forms
 def attractor_threshold(lambda_min):
     r"""Theorem 1: an index-1 saddle with :math:`\lambda_1<0` attracts (unnormalised) SAM iff
-    :math:`\rho > -1/\lambda_1`; returns :math:`-1/\lambda_1` (λ_min < 0 required)."""
+    :math:`\rho > -1/\lambda_1`; returns :math:`-1/\lambda_1` (λ_min < 0 required; a float for a number, a
+    tensor for a tensor)."""
     validate.in_range("lambda_min", lambda_min, -math.inf, 0.0)
-    return -1.0 / lambda_min if not isinstance(lambda_min, torch.Tensor) else -lambda_min.reciprocal()
+    if isinstance(lambda_min, torch.Tensor):
+        return _finite("attractor_threshold", -_tensor(lambda_min).reciprocal(), "|lambda_min|'s reciprocal")
+    out = -1.0 / validate.number("lambda_min", lambda_min, -math.inf, 0.0, high_open=True)
+    if not math.isfinite(out):
+        raise ValueError(f"Invalid lambda_min: {lambda_min!r} (−1/λ₁ overflows float64)")
+    return out
 
 
 def drift_rate(lam, rho, drift: str = "linear"):
     r""":math:`a = \lambda(1+\rho\lambda)^p` with p = 1 (``"linear"``) or 2 (``"full"``); w_j' = −a w_j."""
     validate.one_of("drift", drift, DRIFTS)
+    validate.in_range("lam", lam, -math.inf, math.inf)
     validate.in_range("rho", rho, 0.0, math.inf)
-    lam_t, rho_t = _tensor(lam), _tensor(rho)
-    return lam_t * (1 + rho_t * lam_t) ** _POWER[drift]
+    dev = _device(lam, rho)
+    lam_t, rho_t = _tensor(lam, dev), _tensor(rho, dev)
+    return _finite("drift_rate", lam_t * (1 + rho_t * lam_t) ** _POWER[drift], "rho or lam")
 
 
 def growth_factor(lam, rho, lr, drift: str = "linear"):
@@ -73,7 +97,9 @@ def growth_factor(lam, rho, lr, drift: str = "linear"):
     :math:`1-\eta\lambda(1+\rho\lambda)` (``"linear"``; the algorithm). |factor| > 1 escapes, < 1 is
     captured."""
     validate.positive("lr", lr)
-    return 1 - _tensor(lr) * drift_rate(lam, rho, drift)
+    dev = _device(lam, rho, lr)
+    a = drift_rate(lam, rho, drift).to(dev)
+    return _finite("growth_factor", 1 - _tensor(lr, dev) * a, "lr")
 
 
 def sam_variance(t, lam, rho, lr, batch, drift: str = "linear"):
@@ -82,17 +108,19 @@ def sam_variance(t, lam, rho, lr, batch, drift: str = "linear"):
     .. math:: \sigma^2(t) = \frac{\eta\,|\lambda|}{2B\,a}\bigl(1-e^{-2at}\bigr),\quad a=\lambda(1+\rho\lambda)^p,
 
     with p = 2 as printed in the paper (``drift="full"``) or p = 1 (``"linear"``, what the SAM algorithm's
-    linearisation gives). Continuous time t = (steps)·η. At a = 0 it is the limit η|λ|t/B. Broadcasts.
+    linearisation gives). Continuous time t = (steps)·η. At a = 0 it is the limit η|λ|t/B. Broadcasts; the
+    result is on the device of the tensor arguments.
     """
     validate.in_range("t", t, 0.0, math.inf)
-    validate.in_range("lam", lam, -math.inf, math.inf)
     validate.positive("lr", lr)
     validate.positive("batch", batch)
-    a = drift_rate(lam, rho, drift)
-    t_, lam_t = _tensor(t), _tensor(lam)
-    diff = _tensor(lr) * lam_t.abs() / _tensor(batch)  # D = η|λ|/B (Fisher approximation C ≈ |H|/B)
+    dev = _device(t, lam, rho, lr, batch)
+    a = drift_rate(lam, rho, drift).to(dev)
+    t_, lam_t = _tensor(t, dev), _tensor(lam, dev)
+    diff = _tensor(lr, dev) * lam_t.abs() / _tensor(batch, dev)  # D = η|λ|/B (Fisher approximation C ≈ |H|/B)
     safe = torch.where(a == 0, torch.ones_like(a), a)
-    return torch.where(a == 0, diff * t_, -diff * torch.expm1(-2 * safe * t_) / (2 * safe))
+    out = torch.where(a == 0, diff * t_, -diff * torch.expm1(-2 * safe * t_) / (2 * safe))
+    return _finite("sam_variance", out, "t (the escape direction grows like exp(2|a|t))")
 
 
 def discrete_variance(k, lam, rho, lr, batch, drift: str = "linear"):
@@ -101,11 +129,13 @@ def discrete_variance(k, lam, rho, lr, batch, drift: str = "linear"):
     validate.in_range("k", k, 0.0, math.inf)
     validate.positive("lr", lr)
     validate.positive("batch", batch)
-    a = drift_rate(lam, rho, drift)
-    q = (1 - _tensor(lr) * a) ** 2
-    k_ = _tensor(k)
+    dev = _device(k, lam, rho, lr, batch)
+    a = drift_rate(lam, rho, drift).to(dev)
+    lr_t, k_ = _tensor(lr, dev), _tensor(k, dev)
+    q = (1 - lr_t * a) ** 2
     geo = torch.where(q == 1, k_ * torch.ones_like(q), (1 - q**k_) / torch.where(q == 1, 2.0, 1 - q))
-    return _tensor(lr) ** 2 * _tensor(lam).abs() / _tensor(batch) * geo
+    out = lr_t**2 * _tensor(lam, dev).abs() / _tensor(batch, dev) * geo
+    return _finite("discrete_variance", out, "k")
 
 
 def corollary1_gap(t, lam, rho, lr, batch, drift: str = "full"):
@@ -113,11 +143,16 @@ def corollary1_gap(t, lam, rho, lr, batch, drift: str = "full"):
     with c = 2 for the paper's (``"full"``) drift and c = 1 for the ``"linear"`` one (see
     :func:`derive_corollary1`)."""
     validate.one_of("drift", drift, DRIFTS)
+    validate.in_range("t", t, 0.0, math.inf)
+    validate.in_range("lam", lam, -math.inf, math.inf)
     validate.in_range("rho", rho, 0.0, math.inf)
     validate.positive("lr", lr)
     validate.positive("batch", batch)
+    dev = _device(t, lam, rho, lr, batch)
     c = 2.0 if drift == "full" else 1.0
-    return c * _tensor(lr) * _tensor(t) ** 2 * _tensor(lam).abs() ** 3 * _tensor(rho) / _tensor(batch)
+    out = c * _tensor(lr, dev) * _tensor(t, dev) ** 2 * _tensor(lam, dev).abs() ** 3 * _tensor(rho, dev) / \
+        _tensor(batch, dev)
+    return _finite("corollary1_gap", out, "t, lam or rho")
 
 
 def escape_step_prediction(lam, rho, lr, batch, momentum, radius, steps: int, quantile: float = 0.5):
@@ -127,29 +162,38 @@ def escape_step_prediction(lam, rho, lr, batch, momentum, radius, steps: int, qu
     :math:`w_{k+1}=w_k-\eta b_{k+1}` with a = λ(1+ρλ) and σ² = |λ|/B, started at w = b = 0. Its covariance
     propagates exactly (2 × 2, below). Once the unstable mode dominates, :math:`|w_k|` grows monotonically, so
     the ``quantile`` of the first-passage step to ``radius`` R is approximated by the first k with
-    :math:`z\,\sqrt{\mathrm{Var}\,w_k}\ge R`, z the (1−q)-quantile of |N(0,1)|. Returns ``inf`` where that
-    does not happen within ``steps`` (e.g. ρ past the attractor threshold). Broadcasts over the arguments.
+    :math:`z\,\sqrt{\mathrm{Var}\,w_k}\ge R`, z the (1−q)-quantile of |N(0,1)|. Returns −1 where that
+    does not happen within ``steps`` (e.g. ρ past the attractor threshold), as :func:`escape_steps` does.
+    Broadcasts over the arguments; the recursion runs in numpy (≈ 1 µs an op) and stops once every cell has crossed.
     """
     validate.in_range("lam", lam, -math.inf, 0.0)
+    validate.in_range("rho", rho, 0.0, math.inf)
     validate.positive("lr", lr)
     validate.positive("batch", batch)
     validate.in_range("momentum", momentum, 0.0, 1.0)
     validate.positive("radius", radius)
-    validate.integer("steps", steps, 1)
-    validate.in_range("quantile", quantile, 0.0, 1.0, low_open=True)
-    a, g, eta = torch.broadcast_tensors(drift_rate(lam, rho, "linear"), _tensor(momentum), _tensor(lr))
-    s2 = _tensor(lam).abs() / _tensor(batch)
+    steps = validate.integer("steps", steps, 1, 10**7)
+    q = validate.number("quantile", quantile, 0.0, 1.0, low_open=True, high_open=True)
+    dev = _device(lam, rho, lr, batch, momentum, radius)
+    a, g, eta, s2, rad = np.broadcast_arrays(*(to_numpy(_tensor(v, torch.device("cpu"))) for v in (
+        drift_rate(lam, rho, "linear"), momentum, lr, _tensor(lam).abs() / _tensor(batch), radius)))
+    validate.memory_guard(8.0 * a.size * 12, lower="the number of broadcast cells")
     al, be = 1 - eta * a, -eta * g
-    pww = pwb = pbb = torch.zeros_like(a * s2)
-    zq = math.sqrt(2.0) * torch.erfinv(torch.as_tensor(1.0 - quantile, dtype=torch.float64))
-    target = (_tensor(radius) / zq) ** 2
-    hit = torch.full_like(pww, math.inf)
-    for k in range(1, steps + 1):
-        pww, pwb, pbb = (al * al * pww + 2 * al * be * pwb + be * be * pbb + eta * eta * s2,
-                         al * a * pww + (al * g + be * a) * pwb + be * g * pbb - eta * s2,
-                         a * a * pww + 2 * a * g * pwb + g * g * pbb + s2)
-        hit = torch.where(torch.isinf(hit) & (pww >= target), float(k), hit)
-    return hit
+    pww, pwb, pbb = (np.zeros(a.shape) for _ in range(3))
+    zq = math.sqrt(2.0) * float(torch.erfinv(torch.tensor(1.0 - q, dtype=torch.float64)))
+    target = (rad / zq) ** 2
+    hit = np.full(a.shape, math.inf)
+    with np.errstate(over="ignore", invalid="ignore"):
+        for k in range(1, steps + 1):
+            pww, pwb, pbb = (al * al * pww + 2 * al * be * pwb + be * be * pbb + eta * eta * s2,
+                             al * a * pww + (al * g + be * a) * pwb + be * g * pbb - eta * s2,
+                             a * a * pww + 2 * a * g * pwb + g * g * pbb + s2)
+            new = np.isinf(hit) & (pww >= target)
+            if new.any():
+                hit[new] = k
+                if not np.isinf(hit).any():
+                    break
+    return torch.as_tensor(np.where(np.isinf(hit), -1.0, hit), dtype=torch.float64).to(dev)
 
 
 # ---------------------------------------------------------------------------------------------- derivations
