@@ -3,6 +3,13 @@
     python bench/dash.py            # N ∈ {8, 32, 64} × B ∈ {64, 128} and (N, B) = (8, 256): ≈ 2–3 min, 2-core CPU
     python bench/dash.py --full     # adds (32, 256) and (64, 256): the issue's whole grid, ≈ 5+ min
     python bench/dash.py --quick    # a few seconds: N ∈ {4, 8} × B ∈ {32, 64}
+    python bench/dash.py --blocks 8,32 --sizes 64,128   # any sub-grid (e.g. a short run on a loaded machine)
+
+Every cell is timed at torch's default thread count and at one thread (``--threads``), methods interleaved
+round-robin (one call of each per round, after one warm call each), medians over the rounds. At one thread the
+ratios use the calling thread's CPU time (torch computes on that thread, so other processes on a shared machine
+do not inflate it); the wall clock is recorded too. The JSON records the machine (CPU model, cores, load average
+before and after) so that a reader can judge the numbers.
 
 For each block size B the iteration count of each iterative solver is first set to the smallest that reaches
 ``--target`` relative Frobenius error vs float64 EVD (on 4 blocks, float32, eigenvalues logspace(0, −log₁₀κ));
@@ -17,15 +24,17 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import pathlib
 import platform
+import statistics
 import sys
 import time
 
 import torch
 
 from theorybook.dash_shampoo import reference_root, spd_stack
-from theorybook.dash_shampoo.experiment import iterations_to_target, median_time, solve_loop, solve_stacked
+from theorybook.dash_shampoo.experiment import iterations_to_target, solve_loop, solve_stacked
 from theorybook.dash_shampoo.theory import paper_ratios
 
 
@@ -36,7 +45,10 @@ def parse(argv=None):
     ap.add_argument("--repeats", type=int, default=None, help="timed repeats per cell (default 5, 3 for big)")
     ap.add_argument("--target", type=float, default=1e-3, help="relative error target vs float64 EVD")
     ap.add_argument("--kappa", type=float, default=1e4, help="condition number of the test blocks")
-    ap.add_argument("--threads", type=int, default=1, help="torch threads (1 = stable on a shared CPU)")
+    ap.add_argument("--threads", default="default,1",
+                    help="comma-separated torch thread counts to time; 'default' = torch's default")
+    ap.add_argument("--blocks", default=None, help="comma-separated N (blocks per stack), overrides the grid")
+    ap.add_argument("--sizes", default=None, help="comma-separated B (block sizes), overrides the grid")
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--out", default=str(pathlib.Path(__file__).parent / "results" / "dash.json"))
     return ap.parse_args(argv)
@@ -54,16 +66,64 @@ def calibrate(B: int, target: float, kappa: float, device) -> dict[str, dict]:
     return out
 
 
+def machine_info() -> dict:
+    """CPU model, core count, torch's default threads and the load average: the context of every timing."""
+    model = platform.processor() or platform.machine()
+    try:
+        for line in pathlib.Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    load = os.getloadavg() if hasattr(os, "getloadavg") else (math.nan,) * 3
+    return {"cpu": model, "cores": os.cpu_count(), "torch_default_threads": torch.get_num_threads(),
+            "platform": platform.platform(), "python": platform.python_version(), "torch": torch.__version__,
+            "load_avg_1_5_15_start": [round(x, 2) for x in load],
+            "cuda": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None}
+
+
+def interleaved_medians(plan: dict, reps: int, sync) -> tuple[dict[str, float], dict[str, float]]:
+    """Median seconds per entry of ``plan`` (name → zero-argument callable): one warm call each, then ``reps``
+    rounds in which every entry runs once, in turn, so load from other processes hits all of them alike.
+
+    Returns (wall-clock medians, calling-thread CPU-time medians). With one intra-op thread torch computes on
+    the calling thread, so its CPU time is the operation's own cost and is not inflated when other processes
+    take the cores; with more threads only the wall clock is meaningful."""
+    for fn in plan.values():
+        fn()
+    sync()
+    wall: dict[str, list[float]] = {k: [] for k in plan}
+    cpu: dict[str, list[float]] = {k: [] for k in plan}
+    for _ in range(reps):
+        for name, fn in plan.items():
+            t0, c0 = time.perf_counter(), time.thread_time()
+            fn()
+            sync()
+            wall[name].append(time.perf_counter() - t0)
+            cpu[name].append(time.thread_time() - c0)
+    return ({k: statistics.median(v) for k, v in wall.items()}, {k: statistics.median(v) for k, v in cpu.items()})
+
+
 def main(argv=None) -> int:
     args = parse(argv)
-    torch.set_num_threads(args.threads)
+    default_threads = torch.get_num_threads()
+    thread_list = [default_threads if t.strip() == "default" else int(t) for t in args.threads.split(",")]
+    thread_list = list(dict.fromkeys(thread_list))
     device = torch.device(args.device)
+    sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
     Ns, Bs = ((4, 8), (32, 64)) if args.quick else ((8, 32, 64), (64, 128, 256))
+    if args.blocks:
+        Ns = tuple(int(x) for x in args.blocks.split(","))
+    if args.sizes:
+        Bs = tuple(int(x) for x in args.sizes.split(","))
     # Cells above 64·128³ entries·B take minutes each on 2 cores; only --full times them.
-    cap = math.inf if (args.full or args.quick) else 64 * 128**3
+    cap = math.inf if (args.full or args.quick or args.blocks or args.sizes) else 64 * 128**3
+    machine = machine_info()
     t_start = time.perf_counter()
-    print(f"DASH bench — torch {torch.__version__}, {device}, {args.threads} thread(s), float32, "
-          f"κ = {args.kappa:g}, target error {args.target:g}")
+    print(f"DASH bench — torch {torch.__version__}, {device}, threads {thread_list}, float32, "
+          f"κ = {args.kappa:g}, target error {args.target:g}\nmachine: {machine['cpu']}, {machine['cores']} cores, "
+          f"load average {machine['load_avg_1_5_15_start']}")
     cal = {B: calibrate(B, args.target, args.kappa, device) for B in Bs}
     print("\nIterations (degree for Chebyshev) to reach the target, per block size:")
     print(f"{'B':>5} " + " ".join(f"{k:>16}" for k in cal[Bs[0]]))
@@ -73,64 +133,72 @@ def main(argv=None) -> int:
         print(f"{B:>5} " + " ".join(f"{c:>16}" for c in cells))
 
     rows = []
-    header = ("N", "B", "loop CN", "loop EVD", "stk CN", "stk NDB", "stk EVD",
-              "CN loop/stk", "EVD loop/stk", "loopCN/stkNDB", "bestDS/bestDASH")
-    print("\nms per inverse-root refresh of the whole stack (median of warm repeats):")
-    print(" ".join(f"{h:>13}" for h in header))
-    for B in Bs:
-        n_cn = cal[B]["CN-fro"]["iters"] if cal[B]["CN-fro"]["iters"] > 0 else 30
-        n_ndb = cal[B]["NDB-pim"]["iters"] if cal[B]["NDB-pim"]["iters"] > 0 else 30
-        cn = dict(method="cn", iters=n_cn, scaling="fro")
-        ndb = dict(method="ndb", iters=n_ndb, scaling="pim")
-        evd = dict(method="evd", eps=1e-10)
-        for N in Ns:
-            if N * B**3 > cap:
-                continue
-            A = spd_stack(N, B, args.kappa, seed=2, dtype=torch.float32, device=device)
-            big = N * B**3 > 32 * 128**3
-            reps = args.repeats or (3 if big else 5)
-            warm = A[:2]
-            for kw in (cn, ndb, evd):  # warm the allocator and thread pool at this block size
-                solve_stacked(warm, **kw)
-                solve_loop(warm, **kw)
-            plan = {"loop CN": (solve_loop, cn), "loop EVD": (solve_loop, evd), "stk CN": (solve_stacked, cn),
-                    "stk NDB": (solve_stacked, ndb), "stk EVD": (solve_stacked, evd)}
-            t = {name: median_time(lambda f=f, kw=kw, A=A: f(A, **kw), reps, warmup=0)
-                 for name, (f, kw) in plan.items()}
-            ratios = {
-                "CN loop/stk": t["loop CN"] / t["stk CN"],
-                "EVD loop/stk": t["loop EVD"] / t["stk EVD"],
-                "loopCN/stkNDB": t["loop CN"] / t["stk NDB"],
-                "bestDS/bestDASH": min(t["loop CN"], t["loop EVD"]) / min(t["stk CN"], t["stk NDB"], t["stk EVD"]),
-            }
-            ms = {k: 1e3 * v for k, v in t.items()}
-            rows.append({"N": N, "B": B, "repeats": reps, "iters_cn": n_cn, "iters_ndb": n_ndb, "ms": ms,
-                         "ratios": ratios})
-            cells = [f"{N:>13}", f"{B:>13}"] + [f"{ms[k]:>13.1f}" for k in ms] + [f"{r:>12.2f}×" for r in
-                                                                                  ratios.values()]
-            print(" ".join(cells))
-            sys.stdout.flush()
+    header = ("thr", "N", "B", "loop CN", "loop NDB", "loop EVD", "stk CN", "stk NDB", "stk EVD",
+              "CN loop/stk", "NDB loop/stk", "EVD loop/stk", "bestDS/bestDASH")
+    print("\nms per inverse-root refresh of the whole stack (median of interleaved warm repeats):")
+    print(" ".join(f"{h:>12}" for h in header))
+    for threads in thread_list:
+        torch.set_num_threads(threads)
+        for B in Bs:
+            n_cn = cal[B]["CN-fro"]["iters"] if cal[B]["CN-fro"]["iters"] > 0 else 30
+            n_ndb = cal[B]["NDB-pim"]["iters"] if cal[B]["NDB-pim"]["iters"] > 0 else 30
+            cn = dict(method="cn", iters=n_cn, scaling="fro")
+            ndb = dict(method="ndb", iters=n_ndb, scaling="pim")
+            evd = dict(method="evd", eps=1e-10)
+            for N in Ns:
+                if N * B**3 > cap:
+                    continue
+                A = spd_stack(N, B, args.kappa, seed=2, dtype=torch.float32, device=device)
+                big = N * B**3 > 32 * 128**3
+                reps = args.repeats or (3 if big else 5)
+                plan = {"loop CN": (solve_loop, cn), "loop NDB": (solve_loop, ndb), "loop EVD": (solve_loop, evd),
+                        "stk CN": (solve_stacked, cn), "stk NDB": (solve_stacked, ndb), "stk EVD": (solve_stacked, evd)}
+                t_wall, t_cpu = interleaved_medians(
+                    {k: (lambda f=f, kw=kw, A=A: f(A, **kw)) for k, (f, kw) in plan.items()}, reps, sync)
+                # one thread: the calling thread's CPU time (robust to a loaded machine); else the wall clock
+                t = t_cpu if threads == 1 and device.type == "cpu" else t_wall
+                ratios = {
+                    "CN loop/stk": t["loop CN"] / t["stk CN"],
+                    "NDB loop/stk": t["loop NDB"] / t["stk NDB"],
+                    "EVD loop/stk": t["loop EVD"] / t["stk EVD"],
+                    "bestDS/bestDASH": min(t["loop CN"], t["loop EVD"]) / min(t["stk CN"], t["stk NDB"],
+                                                                              t["stk EVD"]),
+                }
+                ms = {k: 1e3 * v for k, v in t.items()}
+                rows.append({"threads": threads, "N": N, "B": B, "repeats": reps, "iters_cn": n_cn,
+                             "iters_ndb": n_ndb, "clock": "thread CPU time" if t is t_cpu else "wall",
+                             "ms": ms, "ms_wall": {k: 1e3 * v for k, v in t_wall.items()}, "ratios": ratios})
+                cells = [f"{threads:>12}", f"{N:>12}", f"{B:>12}"] + [f"{ms[k]:>12.1f}" for k in ms] + [
+                    f"{r:>11.2f}×" for r in ratios.values()]
+                print(" ".join(cells))
+                sys.stdout.flush()
+    torch.set_num_threads(default_threads)
 
     paper = paper_ratios()
-    best = max(rows, key=lambda r: r["ratios"]["CN loop/stk"])
     print("\nPaper (8×H100, B = 1024, full optimizer step) vs this run (inverse roots only):")
     for k, v in paper.items():
         print(f"  paper {k:<42} {v:5.2f}×")
-    geo = math.exp(sum(math.log(r["ratios"]["CN loop/stk"]) for r in rows) / len(rows))
-    print(f"  here  CN loop/stacked, best cell (N={best['N']}, B={best['B']})    "
-          f"{best['ratios']['CN loop/stk']:5.2f}×")
-    print(f"  here  CN loop/stacked, geometric mean over cells        {geo:5.2f}×")
-    print(f"  here  best DS-style / best stacked, best cell           "
-          f"{max(r['ratios']['bestDS/bestDASH'] for r in rows):5.2f}×")
+    summary = {}
+    for threads in thread_list:
+        for B in Bs:
+            sel = [r for r in rows if r["threads"] == threads and r["B"] == B]
+            if not sel:
+                continue
+            summary[f"threads={threads},B={B}"] = {
+                k: [min(r["ratios"][k] for r in sel), max(r["ratios"][k] for r in sel)] for k in sel[0]["ratios"]}
+    for key, rng in summary.items():
+        print(f"  here  {key:<18} " + ", ".join(f"{k} {lo:.2f}–{hi:.2f}×" for k, (lo, hi) in rng.items()))
     elapsed = time.perf_counter() - t_start
+    machine["load_avg_1_5_15_end"] = [round(x, 2) for x in os.getloadavg()] if hasattr(os, "getloadavg") else None
     print(f"\nwall time {elapsed:.1f} s")
     out = pathlib.Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({
-        "config": {"quick": args.quick, "target": args.target, "kappa": args.kappa, "threads": args.threads,
-                   "device": str(device), "torch": torch.__version__, "machine": platform.machine(),
-                   "dtype": "float32"},
-        "calibration": {str(B): c for B, c in cal.items()}, "rows": rows, "paper_ratios": paper,
+        "machine": machine,
+        "config": {"quick": args.quick, "full": args.full, "blocks": list(Ns), "sizes": list(Bs),
+                   "target": args.target, "kappa": args.kappa, "threads": thread_list, "device": str(device),
+                   "dtype": "float32", "timing": "median of interleaved warm repeats (one warm call each)"},
+        "calibration": {str(B): c for B, c in cal.items()}, "rows": rows, "summary": summary, "paper_ratios": paper,
         "wall_s": elapsed}, indent=1))
     print(f"wrote {out}")
     return 0

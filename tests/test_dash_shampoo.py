@@ -28,6 +28,7 @@ from theorybook.dash_shampoo import (
 from theorybook.dash_shampoo import theory as th
 from theorybook.dash_shampoo.experiment import iterations_to_target, solve_loop, solve_stacked, train_shampoo
 from theorybook.dash_shampoo.widgets import solver_panel
+from theorybook.device import to_numpy
 
 F64 = torch.float64
 
@@ -315,3 +316,51 @@ def test_clenshaw_equals_direct_chebyshev_sum(degree):
     expected = np.polynomial.chebyshev.chebval(2 * lam.numpy() / s - 1, c) * s**-0.25
     X = inverse_root(torch.diag(lam), 4, method="chebyshev", degree=degree, eps=1e-2)
     assert np.allclose(torch.diagonal(X).numpy(), expected, rtol=1e-12)
+
+
+# ----------------------------------------------------------------------------------- validation policy, verdicts
+def test_bools_nan_numpy_integers_and_memory_guard():
+    A = spd_stack(2, 6, 10.0)
+    with pytest.raises(TypeError, match="bool"):
+        inverse_root(A, 4, iters=True)
+    with pytest.raises(TypeError, match="bool"):
+        Shampoo([torch.zeros(2, 2, requires_grad=True)], lr=True)
+    with pytest.raises(ValueError, match="Invalid iters"):
+        inverse_root(A, 4, iters=10**9)
+    with pytest.raises(ValueError, match="Invalid eps"):
+        inverse_root(A, 4, eps=math.nan)
+    with pytest.raises(ValueError, match="Refusing to allocate"):
+        spd_stack(10**6, 1024)
+    with pytest.raises(ValueError, match="NaN"):
+        relative_error(torch.full_like(A, math.nan), A)
+    assert inverse_root(A, np.int64(4), iters=np.int64(12)).shape == A.shape  # numpy integers are integers
+    assert th.predicted_error(np.logspace(0, -2, 8), "cn", np.int64(12), 2.0) < 1e-6
+    with pytest.raises(ValueError, match="Invalid a"):
+        th.ndb_scalar(np.array([1e12]), 5)  # would overflow: outside the map's bounded region (0, 5)
+
+
+def test_diverged_training_stops_instead_of_returning_nan():
+    run = train_shampoo("ndb", steps=20, hidden=8, batch=16, lr=1e4)
+    assert all(math.isfinite(x) for x in run.loss)
+
+
+def test_chebyshev_scalar_prediction_matches_matrix():
+    A = spd_stack(3, 24, 40.0, seed=4)
+    s = to_numpy(scale(A, "pim")).reshape(-1)
+    lam = np.logspace(0, -math.log10(40.0), 24)
+    for eps in (1e-10, 1e-3):
+        measured = relative_error(inverse_root(A, 4, method="chebyshev", eps=eps, scaling="pim", degree=30),
+                                  reference_root(A, 4, eps))
+        assert measured == pytest.approx(th.chebyshev_predicted_error(lam, s, eps, 30), rel=1e-6)
+
+
+def test_operation_counts_are_the_papers():
+    from theorybook.dash_shampoo.verdicts import operation_counts
+
+    assert operation_counts() == {"ndb": 56.0, "cn": 40.0, "chebyshev": 59.0}
+
+
+def test_deterministic_verdicts_hold():
+    from theorybook.dash_shampoo import deterministic_verdicts
+
+    assert deterministic_verdicts().passed

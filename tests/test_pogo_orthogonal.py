@@ -307,3 +307,59 @@ def test_plot_runs_draws_three_panels():
     fig, ax = plot_runs({"pogo-sgd": po.run_method(pr, "pogo-sgd", 0.2, 3)}, "t")
     assert len(ax) == 3 and all(a.get_xlabel() for a in ax)
     matplotlib.pyplot.close(fig)
+
+
+# ------------------------------------------------------------------ validation policy (issue 14) and verdicts
+def test_bools_nan_and_numpy_integers():
+    import numpy as np
+
+    X, G = _stack()
+    with pytest.raises(TypeError, match="bool"):
+        po.POGO([torch.nn.Parameter(X.clone())], True)
+    with pytest.raises(ValueError, match="Invalid lr"):
+        po.qr_retraction(X, G, 1e12)  # beyond MAX_LR: only overflow lies there
+    with pytest.raises(ValueError, match="NaN"):
+        po.relative_gradient(X, torch.full_like(G, math.nan))
+    with pytest.raises(ValueError, match="NaN"):
+        po.infeasibility(torch.full_like(X, math.inf))
+    with pytest.raises(TypeError, match="problem"):
+        po.run_method(0.5, "pogo-sgd", 0.1, 3)
+    with pytest.raises(TypeError, match="trace"):
+        po.time_to_target(0.5, 1e-3)
+    with pytest.raises(ValueError, match="Refusing to allocate"):
+        po.procrustes_problem(10**9, 64, 0)
+    prob = po.procrustes_problem(np.int64(2), np.int64(3), np.int64(0))  # numpy integers are integers
+    assert po.run_method(prob, "pogo-sgd", np.float64(0.1), np.int64(2)).step[-1] == 2
+
+
+def test_add_param_group_checks_orthonormality():
+    X, _ = _stack()
+    opt = po.POGO([torch.nn.Parameter(X.clone())], 0.1)
+    with pytest.raises(ValueError, match="orthonormal"):
+        opt.add_param_group({"params": [torch.nn.Parameter(X + 0.1)]})
+
+
+def test_diverged_run_reports_inf_not_nan():
+    prob = po.procrustes_problem(2, 3, 0)
+    tr = po.run_method(prob, "pogo-sgd", 1e5, 5)
+    assert tr.diverged and not any(math.isnan(x) for x in tr.gap + tr.infeas)
+
+
+def test_eta4_law_on_actual_steps():
+    from theorybook.pogo_orthogonal.verdicts import eta4_law
+
+    law = eta4_law(0)
+    assert law["slope"] == pytest.approx(4.0, abs=0.05)
+    assert law["max_rel_dev"] <= law["bound"] + 1e-6
+    assert law["identity"] < 1e-13
+
+
+def test_deterministic_verdicts_hold_and_count_six_products():
+    v = po.deterministic_verdicts()
+    assert v.passed and any(r.kind == "differs" and r.measured == "6" for r in v.rows)
+
+
+def test_seeded_verdicts_for_chapter_seed():
+    v = po.seeded_verdicts(po.CHAPTER_SEEDS[0])
+    assert v.passed, [r.claim for r in v.failures]
+    assert {r.kind for r in v.rows} == {"reproduces", "differs", "consistency"}

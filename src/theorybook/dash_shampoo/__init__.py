@@ -9,8 +9,12 @@ degree=60)`` — (A+εI)^{-1/p} for one matrix or an (N, B, B) stack, in one bat
 stacked across tiles and parameters. Solver pieces: ``newton_db``, ``coupled_newton``, ``evd_root``,
 ``chebyshev_root``, ``chebyshev_coefficients``, ``scale``, ``bmm_count``. Test data: ``spd_stack``,
 ``reference_root``, ``relative_error``. Scalar theory and sympy: :mod:`.theory`. Experiments: :mod:`.experiment`.
-Widget: :func:`.widgets.explorer` (pure compute :func:`.widgets.solver_panel`).
+Widget: :func:`.widgets.explorer` (pure compute :func:`.widgets.solver_panel`). Verdict rows:
+``seeded_verdicts(seed)`` / ``deterministic_verdicts()`` (:mod:`.verdicts`), ``CHAPTER_SEEDS``.
 """
+
+import numpy as np
+import torch
 
 from .optimizer import Shampoo, tile_slices
 from .solvers import (
@@ -20,6 +24,7 @@ from .solvers import (
     chebyshev_coefficients,
     chebyshev_root,
     coupled_newton,
+    error_or_inf,
     evd_root,
     inverse_root,
     newton_db,
@@ -28,8 +33,10 @@ from .solvers import (
     scale,
     spd_stack,
 )
+from .verdicts import CHAPTER_SEEDS, deterministic_verdicts, seeded_verdicts
 
 __all__ = [
+    "CHAPTER_SEEDS",
     "METHODS",
     "SCALINGS",
     "Shampoo",
@@ -37,12 +44,49 @@ __all__ = [
     "chebyshev_coefficients",
     "chebyshev_root",
     "coupled_newton",
+    "deterministic_verdicts",
+    "error_or_inf",
     "evd_root",
     "inverse_root",
     "newton_db",
     "reference_root",
     "relative_error",
     "scale",
+    "seeded_verdicts",
     "spd_stack",
     "tile_slices",
 ]
+
+#: Cheap, valid base arguments for the API fuzz test (tests/test_api_fuzz.py); each bad value replaces one.
+FUZZ_BASE = {
+    name: {"A": spd_stack(2, 6, 10.0, device="cpu"), "p": 4}
+    for name in ("inverse_root", "evd_root", "coupled_newton", "chebyshev_root", "reference_root")
+}
+FUZZ_BASE.update({
+    "newton_db": {"A": spd_stack(2, 6, 10.0, device="cpu")},
+    "scale": {"A": spd_stack(2, 6, 10.0, device="cpu")},
+    "solve_stacked": {"A": spd_stack(2, 6, 10.0, device="cpu")},
+    "solve_loop": {"A": spd_stack(2, 6, 10.0, device="cpu")},
+    "relative_error": {"X": spd_stack(2, 6, 10.0, device="cpu"), "X_ref": spd_stack(2, 6, 5.0, device="cpu")},
+    "error_or_inf": {"X": spd_stack(2, 6, 10.0, device="cpu"), "X_ref": spd_stack(2, 6, 5.0, device="cpu")},
+    "iterations_to_target": {"A": spd_stack(2, 6, 10.0, device="cpu"), "ref": spd_stack(2, 6, 10.0, device="cpu"),
+                             "method": "ndb", "target": 1e-3, "max_iters": 5},
+    "chebyshev_coefficients": {"p": 4, "lower": 1e-3, "degree": 8, "nodes": 200},
+    "spd_stack": {"n": 2, "size": 4},
+    "tile_slices": {"shape": (5, 7), "block": 4},
+    "Shampoo": {"params": [torch.nn.Parameter(torch.ones(3, 3))]},
+    "train_shampoo": {"steps": 2, "hidden": 8, "batch": 8},
+    "error_curve": {"kappa": 10.0, "method": "ndb", "scaling": "fro", "iters": [1, 2], "n": 1, "size": 4},
+    "stacking_speedup": {"method": "ndb", "n": 2, "size": 4, "repeats": 1},
+    "median_time": {"fn": lambda: None, "repeats": 1},
+    "ndb_scalar": {"a": np.array([0.1, 1.0]), "iters": 5},
+    "cn_scalar": {"lam": np.array([0.1, 1.0]), "p": 4, "iters": 5, "s": 1.0},
+    "predicted_error": {"lam": np.array([0.1, 1.0]), "method": "cn", "iters": 5, "s": 1.0},
+    "chebyshev_predicted_error": {"lam": np.array([0.1, 1.0]), "s": 2.0, "eps": 1e-3, "degree": 8},
+    "escape_iterations": {"ratio": 1e-3, "growth": 2.25},
+    "bernstein_rho": {"a": 1e-3},
+    "solver_panel": {"block_size": 8, "n_blocks": 2},
+    "render": {"block_size": 16},
+    "explorer": {"block_size": 16},
+    "operation_counts": {"size": 8, "blocks": 1},
+})

@@ -6,18 +6,31 @@ Timings are medians of warm repeats (one untimed warm-up first). Nothing here as
 
 from __future__ import annotations
 
+import functools
 import math
 import statistics
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import NamedTuple
 
 import torch
 
 from .. import validate
-from ..device import resolve_device, seed_everything
+from ..device import one_thread, resolve_device, seed_everything
 from .optimizer import Shampoo
-from .solvers import METHODS, SCALINGS, inverse_root, reference_root, relative_error, solve_unchecked, spd_stack
+from .solvers import (
+    MAX_DEGREE,
+    MAX_ITERS,
+    METHODS,
+    SCALINGS,
+    _check_stack,
+    error_or_inf,
+    inverse_root,
+    reference_root,
+    solve_unchecked,
+    spd_stack,
+)
 
 __all__ = [
     "TrainRun",
@@ -34,8 +47,10 @@ __all__ = [
 
 def median_time(fn: Callable[[], object], repeats: int = 5, warmup: int = 1) -> float:
     """Median wall time (s) of ``fn()`` over ``repeats`` runs after ``warmup`` untimed runs (CUDA synced)."""
-    validate.integer("repeats", repeats, 1)
-    validate.integer("warmup", warmup, 0)
+    if not callable(fn):
+        raise TypeError(f"Invalid fn: {fn!r} (must be a callable with no arguments)")
+    repeats = validate.integer("repeats", repeats, 1, 10_000)
+    warmup = validate.integer("warmup", warmup, 0, 10_000)
     sync = torch.cuda.synchronize if torch.cuda.is_available() else (lambda: None)
     for _ in range(warmup):
         fn()
@@ -50,20 +65,32 @@ def median_time(fn: Callable[[], object], repeats: int = 5, warmup: int = 1) -> 
 
 
 def _solver_args(kw: dict) -> dict:
-    return {"method": kw.get("method", "ndb"), "iters": kw.get("iters", 10), "scaling": kw.get("scaling", "fro"),
-            "eps": kw.get("eps", 0.0), "degree": kw.get("degree", 60)}
+    unknown = set(kw) - {"method", "iters", "scaling", "eps", "degree"}
+    if unknown:
+        raise TypeError(f"Invalid keyword(s): {', '.join(sorted(unknown))} (solver options are method, iters, "
+                        "scaling, eps, degree)")
+    out = {"method": kw.get("method", "ndb"), "iters": kw.get("iters", 10), "scaling": kw.get("scaling", "fro"),
+           "eps": kw.get("eps", 0.0), "degree": kw.get("degree", 60)}
+    validate.one_of("method", out["method"], METHODS)
+    validate.one_of("scaling", out["scaling"], SCALINGS)
+    out["iters"] = validate.integer("iters", out["iters"], 1, MAX_ITERS)
+    out["degree"] = validate.integer("degree", out["degree"], 1, MAX_DEGREE)
+    out["eps"] = validate.number("eps", out["eps"], 0.0, math.inf)
+    return out
 
 
 def solve_stacked(A: torch.Tensor, **kw) -> torch.Tensor:
-    """One batched call over the whole (N, B, B) stack (DASH). Arguments as :func:`inverse_root` (p = 4);
-    validation is not timed (it runs once in :func:`inverse_root`, so the loop and the stack pay the same)."""
-    return solve_unchecked(A, 4, **_solver_args(kw))
+    """One batched call over the whole (N, B, B) stack (DASH). Arguments as :func:`inverse_root` (p = 4).
+    Validation runs once per call, in the loop and in the stack alike, so both pay the same for it."""
+    S = _check_stack(A)
+    return solve_unchecked(S, 4, **_solver_args(kw))
 
 
 def solve_loop(A: torch.Tensor, **kw) -> torch.Tensor:
     """A Python loop over blocks, one solver call per (1, B, B) block (Distributed Shampoo's layout)."""
+    S = _check_stack(A)
     args = _solver_args(kw)
-    return torch.cat([solve_unchecked(A[i : i + 1], 4, **args) for i in range(A.shape[0])])
+    return torch.cat([solve_unchecked(S[i : i + 1], 4, **args) for i in range(S.shape[0])])
 
 
 def error_curve(kappa: float, method: str, scaling: str, iters: list[int], *, n: int = 4, size: int = 64,
@@ -71,9 +98,10 @@ def error_curve(kappa: float, method: str, scaling: str, iters: list[int], *, n:
     """Relative error (vs float64 EVD) of ``inverse_root(A, 4)`` for each iteration count, on logspace spectra."""
     validate.one_of("method", method, ("ndb", "cn"))
     validate.one_of("scaling", scaling, SCALINGS)
+    iters = [validate.integer("iters", k, 1, MAX_ITERS) for k in iters]
     A = spd_stack(n, size, kappa, seed=seed, dtype=dtype, device=resolve_device(device))
     ref = reference_root(A, 4)
-    return [relative_error(inverse_root(A, 4, method=method, iters=k, scaling=scaling), ref) for k in iters]
+    return [error_or_inf(inverse_root(A, 4, method=method, iters=k, scaling=scaling), ref) for k in iters]
 
 
 def iterations_to_target(A: torch.Tensor, ref: torch.Tensor, method: str, target: float, *,
@@ -83,14 +111,17 @@ def iterations_to_target(A: torch.Tensor, ref: torch.Tensor, method: str, target
     Newton iterations are searched 1…max_iters; Chebyshev degrees in steps of 10 up to 10·max_iters/3.
     """
     validate.one_of("method", method, METHODS)
-    validate.positive("target", target)
+    _check_stack(A)
+    _check_stack(ref)
+    target = validate.number("target", target, 0.0, math.inf, low_open=True)
+    max_iters = validate.integer("max_iters", max_iters, 1, 200)
     if method == "evd":
-        err = relative_error(inverse_root(A, 4, method="evd", eps=eps), ref)
+        err = error_or_inf(inverse_root(A, 4, method="evd", eps=eps), ref)
         return (1 if err <= target else -1), err
     grid = range(10, 10 * max_iters // 3 + 1, 10) if method == "chebyshev" else range(1, max_iters + 1)
     best = math.inf
     for k in grid:
-        err = relative_error(inverse_root(A, 4, method=method, iters=k, degree=k, scaling=scaling, eps=eps), ref)
+        err = error_or_inf(inverse_root(A, 4, method=method, iters=k, degree=k, scaling=scaling, eps=eps), ref)
         best = min(best, err)
         if err <= target:
             return k, err
@@ -99,8 +130,11 @@ def iterations_to_target(A: torch.Tensor, ref: torch.Tensor, method: str, target
 
 def stacking_speedup(method: str, n: int = 16, size: int = 64, *, iters: int = 10, scaling: str = "fro",
                      degree: int = 60, repeats: int = 5, kappa: float = 1e3, device=None) -> tuple[float, float]:
-    """(loop seconds, stacked seconds), medians of warm repeats, float32, for one solver on an N×B×B stack."""
+    """(loop seconds, stacked seconds), medians of warm repeats, float32, for one solver on an N×B×B stack.
+
+    An illustration only (wall-clock time is never a verdict): ``bench/dash.py`` is the measurement."""
     validate.one_of("method", method, METHODS)
+    _solver_args(dict(method=method, iters=iters, scaling=scaling, degree=degree))
     A = spd_stack(n, size, kappa, dtype=torch.float32, device=resolve_device(device))
     kw = dict(method=method, iters=iters, scaling=scaling, degree=degree, eps=1e-6 if method != "ndb" else 0.0)
     loop = median_time(lambda: solve_loop(A, **kw), repeats)
@@ -109,22 +143,44 @@ def stacking_speedup(method: str, n: int = 16, size: int = 64, *, iters: int = 1
 
 
 # --------------------------------------------------------------------------------------- small training
+@functools.lru_cache(maxsize=1)
+def _digits():
+    """The digits table that ships with scikit-learn (``datasets/data/digits.csv.gz``), read directly: importing
+    sklearn itself takes seconds and is not needed for one CSV. Falls back to ``load_digits``."""
+    import importlib.util
+
+    import numpy as np
+
+    spec = importlib.util.find_spec("sklearn")
+    path = Path(spec.origin).parent / "datasets" / "data" / "digits.csv.gz" if spec and spec.origin else None
+    if path is not None and path.exists():
+        data = np.loadtxt(path, delimiter=",")
+        X, y = data[:, :-1], data[:, -1].astype(np.int64)
+    else:  # pragma: no cover - a different sklearn layout
+        from sklearn.datasets import load_digits
+
+        X, y = load_digits(return_X_y=True)
+    X.setflags(write=False)
+    y.setflags(write=False)
+    return X, y
+
+
 def digits_problem(device=None, dtype: torch.dtype = torch.float32) -> tuple[torch.Tensor, torch.Tensor]:
     """sklearn's bundled 8×8 digits (1797 × 64), standardised; labels 0–9."""
-    from sklearn.datasets import load_digits
-
-    X, y = load_digits(return_X_y=True)
-    X = torch.as_tensor(X, dtype=dtype)
+    X, y = _digits()
+    X = torch.tensor(X, dtype=dtype)  # a copy: the cached table stays read-only
     X = (X - X.mean(0)) / (X.std(0) + 1.0)
-    return X.to(resolve_device(device)), torch.as_tensor(y).to(resolve_device(device))
+    return X.to(resolve_device(device)), torch.tensor(y).to(resolve_device(device))
 
 
 class TrainRun(NamedTuple):
-    """Minibatch training loss per step, the median ms of one ``optimizer.step()``, and a label for plots."""
+    """Minibatch training loss per step, the median ms of one ``optimizer.step()``, a label for plots, and
+    whether the run diverged (a non-finite loss stops it; ``loss`` then holds the finite steps only)."""
 
     loss: list[float]
     ms_per_step: float
     label: str
+    diverged: bool = False
 
 
 def _mlp(hidden: int, gen: torch.Generator, device, dtype) -> list[torch.Tensor]:
@@ -143,10 +199,20 @@ def train_shampoo(method: str = "ndb", scaling: str = "fro", *, steps: int = 200
     Adam grafting — or plain Adam (``optimizer="adam"``). ε defaults to the paper's: 1e-10 for EVD and
     Chebyshev, 0 for CN/NDB."""
     validate.one_of("method", method, METHODS)
+    validate.one_of("scaling", scaling, SCALINGS)
     validate.one_of("optimizer", optimizer, ("shampoo", "adam"))
-    validate.integer("steps", steps, 1)
-    validate.integer("hidden", hidden, 1)
-    validate.integer("batch", batch, 1)
+    steps = validate.integer("steps", steps, 1, 100_000)
+    hidden = validate.integer("hidden", hidden, 1)
+    batch = validate.integer("batch", batch, 1)
+    iters = validate.integer("iters", iters, 1, MAX_ITERS)
+    degree = validate.integer("degree", degree, 1, MAX_DEGREE)
+    block_size = validate.integer("block_size", block_size, 1)
+    seed = validate.integer("seed", seed, 0, 2**63 - 1)
+    lr = validate.number("lr", lr, 0.0, math.inf, low_open=True)
+    if eps is not None:
+        eps = validate.number("eps", eps, 0.0, math.inf)
+    validate.memory_guard(4.0 * 8 * (hidden * hidden + 64 * hidden) + 4.0 * 8 * batch * max(hidden, 64),
+                          lower="hidden or batch")
     device = resolve_device(device)
     X, y = digits_problem(device)
     gen = seed_everything(seed)
@@ -157,19 +223,28 @@ def train_shampoo(method: str = "ndb", scaling: str = "fro", *, steps: int = 200
         eps = (1e-10 if method in ("evd", "chebyshev") else 0.0) if eps is None else eps
         opt = Shampoo(params, lr=lr, method=method, scaling=scaling, iters=iters, degree=degree, eps=eps,
                       block_size=block_size)
-    losses, times = [], []
+    with one_thread(device):  # a tiny network: a second intra-op thread only adds hand-off cost
+        return _train_loop(params, opt, X, y, gen, steps, batch, device,
+                           "Adam" if optimizer == "adam" else f"{method.upper()}-{scaling}"
+                           if method in ("ndb", "cn") else method.upper())
+
+
+def _train_loop(params, opt, X, y, gen, steps: int, batch: int, device, label: str) -> TrainRun:
+    losses, times, diverged = [], [], False
     for _ in range(steps):
         idx = torch.randint(0, X.shape[0], (batch,), generator=gen).to(device)
         h = X[idx]
         for W, b in zip(params[0:-2:2], params[1:-2:2], strict=True):
             h = torch.tanh(h @ W.T + b)
         loss = torch.nn.functional.cross_entropy(h @ params[-2].T + params[-1], y[idx])
+        if not math.isfinite(loss.item()):
+            diverged = True
+            break
         opt.zero_grad()
         loss.backward()
         t0 = time.perf_counter()
         opt.step()
         times.append(time.perf_counter() - t0)
         losses.append(loss.item())
-    label = "Adam" if optimizer == "adam" else f"{method.upper()}-{scaling}" if method in ("ndb", "cn") \
-        else method.upper()
-    return TrainRun(losses, 1e3 * statistics.median(times), label)
+    ms = 1e3 * statistics.median(times) if times else 0.0
+    return TrainRun(losses, ms, label, diverged)

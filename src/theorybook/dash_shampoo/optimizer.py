@@ -25,15 +25,19 @@ from collections import defaultdict
 import torch
 
 from .. import validate
-from .solvers import METHODS, SCALINGS, solve_unchecked
+from .solvers import MAX_DEGREE, MAX_ITERS, METHODS, SCALINGS, solve_unchecked
 
 __all__ = ["Shampoo", "tile_slices"]
 
 
 def tile_slices(shape: tuple[int, int], block: int) -> dict[tuple[int, int], list[tuple[slice, slice]]]:
     """Tiles of an m × n matrix with side ≤ ``block``, grouped by tile shape (edge tiles form their own groups)."""
-    validate.integer("block", block, 1)
-    m, n = shape
+    block = validate.integer("block", block, 1)
+    if not isinstance(shape, tuple | list | torch.Size) or len(shape) != 2:
+        raise TypeError(f"Invalid shape: {shape!r} (must be a pair (m, n))")
+    m, n = (validate.integer(name, v, 1) for name, v in zip(("shape[0]", "shape[1]"), shape, strict=True))
+    if math.ceil(m / block) * math.ceil(n / block) > 10**6:
+        raise ValueError(f"Invalid block: {block} (a {m} × {n} matrix would have more than 10⁶ tiles: raise block)")
     groups: dict[tuple[int, int], list[tuple[slice, slice]]] = defaultdict(list)
     for r in range(0, m, block):
         for c in range(0, n, block):
@@ -62,19 +66,21 @@ class Shampoo(torch.optim.Optimizer):
                  eps: float = 0.0, block_size: int = 64, inv_root_freq: int = 1, method: str = "ndb",
                  iters: int = 10, scaling: str = "fro", degree: int = 60, weight_decay: float = 0.0,
                  stacked: bool = True):
-        validate.positive("lr", lr)
-        if len(betas) != 3:
+        lr = validate.number("lr", lr, 0.0, math.inf, low_open=True)
+        if not isinstance(betas, tuple | list) or len(betas) != 3:
             raise ValueError(f"Invalid betas: {betas!r} (must be three numbers (β_G, β_LR, β_g))")
-        for name, b in zip(("beta_G", "beta_LR", "beta_graft"), betas, strict=True):
-            validate.in_range(name, b, 0.0, 1.0)
-        validate.in_range("eps", eps, 0.0, math.inf)
-        validate.integer("block_size", block_size, 1)
-        validate.integer("inv_root_freq", inv_root_freq, 1)
+        betas = tuple(validate.number(name, b, 0.0, 1.0, high_open=True)
+                      for name, b in zip(("beta_G", "beta_LR", "beta_graft"), betas, strict=True))
+        eps = validate.number("eps", eps, 0.0, math.inf)
+        block_size = validate.integer("block_size", block_size, 1)
+        inv_root_freq = validate.integer("inv_root_freq", inv_root_freq, 1)
         validate.one_of("method", method, METHODS)
-        validate.integer("iters", iters, 1)
+        iters = validate.integer("iters", iters, 1, MAX_ITERS)
         validate.one_of("scaling", scaling, SCALINGS)
-        validate.integer("degree", degree, 1)
-        validate.in_range("weight_decay", weight_decay, 0.0, math.inf)
+        degree = validate.integer("degree", degree, 1, MAX_DEGREE)
+        weight_decay = validate.number("weight_decay", weight_decay, 0.0, math.inf)
+        if not isinstance(stacked, bool):
+            raise TypeError(f"Invalid stacked: {stacked!r} (must be True or False)")
         defaults = dict(lr=lr, betas=tuple(betas), eps=eps, block_size=block_size, inv_root_freq=inv_root_freq,
                         method=method, iters=iters, scaling=scaling, degree=degree, weight_decay=weight_decay,
                         stacked=bool(stacked))

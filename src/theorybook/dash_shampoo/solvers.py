@@ -38,13 +38,13 @@ __all__ = [
     "chebyshev_coefficients",
     "chebyshev_root",
     "coupled_newton",
+    "error_or_inf",
     "evd_root",
     "inverse_root",
     "newton_db",
     "reference_root",
     "relative_error",
     "scale",
-    "solve_unchecked",
     "spd_stack",
 ]
 
@@ -52,6 +52,10 @@ METHODS = ("ndb", "cn", "evd", "chebyshev")
 SCALINGS = ("fro", "pi", "pim")
 CHEBYSHEV_NODES = 10_000
 POWER_ITERS = 10
+#: Largest iteration count / degree / root accepted (beyond these a call only burns time or overflows).
+MAX_ITERS = 1000
+MAX_DEGREE = 100_000
+MAX_P = 64
 
 
 # ----------------------------------------------------------------------------------------------- helpers
@@ -77,10 +81,21 @@ def _check_stack(A: torch.Tensor) -> torch.Tensor:
 
 
 def _check_p(p, integral: bool = False) -> float:
-    validate.in_range("p", p, 1.0, math.inf, high_open=True)
-    if integral and float(p) != int(p):
+    x = validate.number("p", p, 1.0, MAX_P)
+    if integral and x != int(x):
         raise ValueError(f"Invalid p: {p!r} (must be an integer ≥ 1 for coupled Newton)")
-    return float(p)
+    return x
+
+
+def _check_common(iters=None, scaling=None, eps=None, degree=None) -> None:
+    if iters is not None:
+        validate.integer("iters", iters, 1, MAX_ITERS)
+    if scaling is not None:
+        validate.one_of("scaling", scaling, SCALINGS)
+    if eps is not None:
+        validate.number("eps", eps, 0.0, math.inf)
+    if degree is not None:
+        validate.integer("degree", degree, 1, MAX_DEGREE)
 
 
 def _power_of_two(p: float) -> int:
@@ -97,15 +112,22 @@ def scale(A: torch.Tensor, scaling: str = "fro", *, seed: int = 0) -> torch.Tens
     ``pim``), then the largest Rayleigh quotient :math:`v^\top Av`. λ̂_max ≤ λ_max always, so ``pi`` can
     under-estimate when the start vector misses the top eigenvector; ``pim`` makes that unlikely.
     """
+    S = _check_stack(A)
     validate.one_of("scaling", scaling, SCALINGS)
-    S = A if A.ndim == 3 else A.unsqueeze(0)
+    validate.integer("seed", seed, 0, 2**63 - 1)
+    return _scale(S, scaling, seed)
+
+
+def _scale(S: torch.Tensor, scaling: str, seed: int = 0) -> torch.Tensor:
     if scaling == "fro":
         s = S.flatten(1).norm(dim=1)
     else:
         k = 1 if scaling == "pi" else 16
-        gen = torch.Generator(device=S.device).manual_seed(seed)
-        # the same start vectors for every block, so a block's scale does not depend on its place in a stack
-        V = torch.randn(S.shape[-1], k, generator=gen, device=S.device, dtype=S.dtype).expand(S.shape[0], -1, -1)
+        # drawn on the CPU, then moved: the same start vectors on every device and for every block, so a
+        # block's scale depends neither on its place in a stack nor on where it is computed
+        gen = torch.Generator().manual_seed(seed)
+        V = torch.randn(S.shape[-1], k, generator=gen, dtype=torch.float64).to(S.device, S.dtype)
+        V = V.expand(S.shape[0], -1, -1)
         for _ in range(POWER_ITERS):
             V = S @ V
             V = V / V.norm(dim=1, keepdim=True).clamp_min(torch.finfo(S.dtype).tiny)
@@ -117,6 +139,14 @@ def scale(A: torch.Tensor, scaling: str = "fro", *, seed: int = 0) -> torch.Tens
 # ----------------------------------------------------------------------------------------------- solvers
 def evd_root(A: torch.Tensor, p: float, eps: float = 0.0) -> torch.Tensor:
     r"""EVD: :math:`Q\,\mathrm{diag}(\lambda^{-1/p})Q^\top` of :math:`A+\varepsilon I` with DS's eigenvalue shift."""
+    S = _check_stack(A)
+    p = _check_p(p)
+    _check_common(eps=eps)
+    out = _evd_root(S, p, float(eps))
+    return out if A.ndim == 3 else out[0]
+
+
+def _evd_root(A: torch.Tensor, p: float, eps: float) -> torch.Tensor:
     lam, Q = torch.linalg.eigh(A + eps * _eye_like(A))
     shift = eps - lam.amin(dim=-1, keepdim=True).clamp_max(0.0)
     lam = (lam + shift).clamp_min(torch.finfo(A.dtype).tiny)
@@ -131,9 +161,20 @@ def coupled_newton(A: torch.Tensor, p: int, iters: int = 10, scaling: str = "fro
     :math:`M'=(1-\alpha)I+\alpha M`, :math:`X\leftarrow XM'`, :math:`M\leftarrow M'^pM`. With ``tol`` it stops
     once :math:`\max|M-I|<` tol over the whole stack (DS's rule: one host sync per iteration).
     """
+    S = _check_stack(A)
+    p = int(_check_p(p, integral=True))
+    _check_common(iters=iters, scaling=scaling, eps=eps)
+    if tol is not None:
+        tol = validate.number("tol", tol, 0.0, math.inf, low_open=True)
+    X, done = _coupled_newton(S, p, int(iters), scaling, float(eps), tol)
+    return (X if A.ndim == 3 else X[0]), done
+
+
+def _coupled_newton(A: torch.Tensor, p: int, iters: int, scaling: str, eps: float,
+                    tol: float | None = None) -> tuple[torch.Tensor, int]:
     I = _eye_like(A)
     A = A + eps * I
-    z = (p + 1) / (2 * scale(A, scaling))
+    z = (p + 1) / (2 * _scale(A, scaling))
     X = z.pow(1.0 / p) * I
     M = z * A
     done = 0
@@ -164,10 +205,27 @@ def newton_db(A: torch.Tensor, iters: int = 10, scaling: str = "fro", *, inverse
     r"""Newton–DB: :math:`A^{-1/2}` (``inverse=True``) or :math:`A^{1/2}` from the coupled iteration on A/s.
 
     Converges to the principal roots when the spectrum of A/s lies in (0, 3) (monotonically in |1−w| on
-    (0, 2]); the 2λ̂_max scaling puts it in (0, ½]. ``s`` overrides the scaling (shape (N, 1, 1)).
+    (0, 2]); the 2λ̂_max scaling puts it in (0, ½]. ``s`` overrides the scaling (positive, shape (N, 1, 1) or
+    a scalar).
     """
+    S = _check_stack(A)
+    _check_common(iters=iters, scaling=scaling)
+    if not isinstance(inverse, bool):
+        raise TypeError(f"Invalid inverse: {inverse!r} (must be True or False)")
+    if s is not None:
+        s_t = validate.finite_tensor("s", s)
+        validate.positive("s", s_t)
+        if s_t.numel() not in (1, S.shape[0]):
+            raise ValueError(f"Invalid s: shape {tuple(s_t.shape)} (must be a scalar or one scale per block)")
+        s = s_t.reshape(-1, 1, 1).to(S.device, S.dtype)
+    out = _newton_db(S, int(iters), scaling, inverse=inverse, s=s)
+    return out if A.ndim == 3 else out[0]
+
+
+def _newton_db(A: torch.Tensor, iters: int, scaling: str = "fro", *, inverse: bool = True,
+               s: torch.Tensor | None = None) -> torch.Tensor:
     I = _eye_like(A)
-    s = scale(A, scaling) if s is None else s
+    s = _scale(A, scaling) if s is None else s
     Abar = A / s
     E = 1.5 * I - 0.5 * Abar
     Y, Z = Abar @ E, E
@@ -182,13 +240,13 @@ def _ndb_root(A: torch.Tensor, p: float, iters: int, scaling: str, eps: float) -
     k = _power_of_two(p)
     R = A + eps * _eye_like(A)
     if k == 0:
-        Z = newton_db(R, iters, scaling, inverse=True)
+        Z = _newton_db(R, iters, scaling, inverse=True)
         return Z @ Z
-    s = scale(R, scaling)
+    s = _scale(R, scaling)
     for _ in range(k - 1):
-        R = newton_db(R, iters, inverse=False, s=s)
+        R = _newton_db(R, iters, inverse=False, s=s)
         s = s.sqrt()  # spectrum of A^{1/2} sits in (0, √s]: reuse the scale rather than re-estimating it
-    return newton_db(R, iters, inverse=True, s=s)
+    return _newton_db(R, iters, inverse=True, s=s)
 
 
 def chebyshev_coefficients(p: float, lower: torch.Tensor | float, degree: int,
@@ -198,14 +256,15 @@ def chebyshev_coefficients(p: float, lower: torch.Tensor | float, degree: int,
     :math:`\theta_j=\pi(j+\tfrac12)/N`, :math:`x_j=\tfrac12\cos\theta_j+\tfrac12+a`,
     :math:`c_k=(2/N)\sum_jf(x_j)\cos k\theta_j`, :math:`c_0` halved. Computed in float64; shape (N_blocks, d+1).
     """
-    validate.in_range("p", p, 1.0, math.inf)
-    validate.integer("degree", degree, 0)
+    p = validate.number("p", p, 1.0, MAX_P)
+    validate.integer("degree", degree, 0, MAX_DEGREE)
     validate.integer("nodes", nodes, 1)
-    a = torch.as_tensor(lower, dtype=torch.float64).reshape(-1, 1).cpu()
+    a = validate.finite_tensor("lower", lower).to("cpu", torch.float64).reshape(-1, 1)
     validate.in_range("lower", a, 0.0, math.inf)
-    theta, basis = _chebyshev_basis(degree, nodes)
+    validate.memory_guard(8.0 * int(nodes) * (int(degree) + 1 + a.shape[0]), lower="degree or nodes")
+    theta, basis = _chebyshev_basis(int(degree), int(nodes))
     f = (0.5 * torch.cos(theta) + 0.5 + a).pow(-1.0 / p)
-    c = (2.0 / nodes) * f @ basis
+    c = (2.0 / int(nodes)) * f @ basis
     c[:, 0] *= 0.5
     return c
 
@@ -226,8 +285,16 @@ def chebyshev_root(A: torch.Tensor, p: float, degree: int = 60, scaling: str = "
     :math:`b_k=2Sb_{k+1}-b_{k+2}+c_kI`, result :math:`(Sb_1-b_2+c_0I)\,s^{-1/p}` (d − 1 products).
     The interval's lower end is ε/s: as ε/λ_max → 0 the near-singularity of x^{-1/p} at −ε/s slows the series.
     """
+    S = _check_stack(A)
+    p = _check_p(p)
+    _check_common(scaling=scaling, eps=eps, degree=degree)
+    out = _chebyshev_root(S, p, int(degree), scaling, float(eps))
+    return out if A.ndim == 3 else out[0]
+
+
+def _chebyshev_root(A: torch.Tensor, p: float, degree: int, scaling: str, eps: float) -> torch.Tensor:
     I = _eye_like(A)
-    s = scale(A, scaling)
+    s = _scale(A, scaling)
     c = chebyshev_coefficients(p, (eps / s).reshape(-1).double().cpu(), degree).to(A.device, A.dtype)
     c = c[:, :, None, None]
     S = (2.0 / s) * A - I
@@ -248,17 +315,15 @@ def inverse_root(A: torch.Tensor, p: float, *, method: str = "ndb", iters: int =
 
     ``method``: ``"ndb"`` (p a power of two), ``"cn"`` (integer p), ``"evd"``, ``"chebyshev"`` (``degree``);
     ``iters`` counts iterations per Newton call; ``scaling`` ∈ {fro, pi, pim} (ignored by EVD).
-    Raises ``ValueError`` for non-square, non-symmetric or non-finite A, p < 1, iters < 1.
+    Raises ``ValueError`` for non-square, non-symmetric or non-finite A, p ∉ [1, 64], iters ∉ [1, 1000].
     """
+    S = _check_stack(A)
     validate.one_of("method", method, METHODS)
-    validate.one_of("scaling", scaling, SCALINGS)
     p = _check_p(p, integral=(method == "cn"))
-    validate.integer("iters", iters, 1)
-    validate.integer("degree", degree, 1)
-    validate.in_range("eps", eps, 0.0, math.inf)
+    _check_common(iters=iters, scaling=scaling, eps=eps, degree=degree)
     if method == "ndb":
         _power_of_two(p)
-    out = solve_unchecked(_check_stack(A), p, method, iters, scaling, eps, degree)
+    out = solve_unchecked(S, p, method, int(iters), scaling, float(eps), int(degree))
     return out if A.ndim == 3 else out[0]
 
 
@@ -266,25 +331,25 @@ def solve_unchecked(S: torch.Tensor, p: float, method: str, iters: int, scaling:
                     degree: int) -> torch.Tensor:
     """The dispatch behind :func:`inverse_root` on a validated (N, B, B) stack, with no checks (hot loops)."""
     if method == "evd":
-        return evd_root(S, p, eps)
+        return _evd_root(S, p, eps)
     if method == "cn":
-        return coupled_newton(S, int(p), iters, scaling, eps)[0]
+        return _coupled_newton(S, int(p), iters, scaling, eps)[0]
     if method == "ndb":
         return _ndb_root(S, p, iters, scaling, eps)
-    return chebyshev_root(S, p, degree, scaling, eps)
+    return _chebyshev_root(S, p, degree, scaling, eps)
 
 
 def bmm_count(method: str, p: int = 4, iters: int = 10, degree: int = 60) -> int:
-    """Batched products per call: NDB log₂p·(1+3(n−1)) (+1 for p = 1), CN n·(products in M'^p + 2), EVD 0
+    """Batched products per call: NDB log₂p·(1+3(n−1)) (+1 for p = 1), CN n·(products in M'^p + 2), EVD 1
     (one eigh and one product), Chebyshev d − 1 (power-iteration products not counted)."""
     validate.one_of("method", method, METHODS)
-    validate.integer("iters", iters, 1)
-    validate.integer("degree", degree, 1)
+    p = validate.integer("p", p, 1, MAX_P)
+    iters = validate.integer("iters", iters, 1, MAX_ITERS)
+    degree = validate.integer("degree", degree, 1, MAX_DEGREE)
     if method == "ndb":
         k = _power_of_two(p)
         return (1 + 3 * (iters - 1)) * max(k, 1) + (1 if k == 0 else 0)
     if method == "cn":
-        validate.integer("p", p, 1)
         pw = (p.bit_length() - 1) + (bin(p).count("1") - 1)
         return iters * (pw + 2)
     if method == "evd":
@@ -295,12 +360,16 @@ def bmm_count(method: str, p: int = 4, iters: int = 10, degree: int = 60) -> int
 # ----------------------------------------------------------------------------------------------- test data
 def spd_stack(n: int, size: int, kappa: float = 1e3, *, seed: int = 0, dtype: torch.dtype | None = None,
               device=None) -> torch.Tensor:
-    r"""N random SPD blocks :math:`Q\,\mathrm{diag}(\lambda)Q^\top` with λ = logspace(0, −log₁₀κ, B) (λ_max = 1)."""
+    r"""N random SPD blocks :math:`Q\,\mathrm{diag}(\lambda)Q^\top` with λ = logspace(0, −log₁₀κ, B) (λ_max = 1).
+
+    Sampled in float64 on the CPU (so a seed gives the same stack on every device), then moved."""
     from ..device import resolve_device, resolve_dtype
 
-    validate.integer("n", n, 1)
-    validate.integer("size", size, 1)
-    validate.in_range("kappa", kappa, 1.0, math.inf)
+    n = validate.integer("n", n, 1)
+    size = validate.integer("size", size, 1)
+    kappa = validate.number("kappa", kappa, 1.0, math.inf)
+    seed = validate.integer("seed", seed, 0, 2**63 - 1)
+    validate.memory_guard(4 * 8.0 * n * size * size, lower="n or size")
     dtype, device = resolve_dtype(dtype), resolve_device(device)
     gen = torch.Generator().manual_seed(seed)
     G = torch.randn(n, size, size, generator=gen, dtype=torch.float64)
@@ -311,14 +380,41 @@ def spd_stack(n: int, size: int, kappa: float = 1e3, *, seed: int = 0, dtype: to
 
 
 def reference_root(A: torch.Tensor, p: float, eps: float = 0.0) -> torch.Tensor:
-    """(A+εI)^{-1/p} by float64 EVD, without the DS shift (the ground truth the solvers are held to)."""
-    S = A.double() if A.ndim == 3 else A.double().unsqueeze(0)
-    lam, Q = torch.linalg.eigh(S + eps * _eye_like(S))
-    out = (Q * lam.clamp_min(1e-300).pow(-1.0 / p).unsqueeze(-2)) @ Q.mT
+    """(A+εI)^{-1/p} by float64 EVD, without the DS shift (the ground truth the solvers are held to).
+
+    Eigenvalues of A + εI must be positive (A positive definite, or ε > 0)."""
+    S = _check_stack(A).double()
+    p = _check_p(p)
+    _check_common(eps=eps)
+    lam, Q = torch.linalg.eigh(S + float(eps) * _eye_like(S))
+    if bool((lam <= 0).any()):
+        raise ValueError(f"Invalid A: smallest eigenvalue of A + εI is {lam.min().item():.3g} (must be > 0 for "
+                         "a reference root)")
+    out = (Q * lam.pow(-1.0 / p).unsqueeze(-2)) @ Q.mT
     return out if A.ndim == 3 else out[0]
 
 
 def relative_error(X: torch.Tensor, X_ref: torch.Tensor) -> float:
-    r"""Stack-wide relative Frobenius error :math:`\|X-X^*\|_F/\|X^*\|_F` (computed in float64)."""
+    r"""Stack-wide relative Frobenius error :math:`\|X-X^*\|_F/\|X^*\|_F` (computed in float64).
+
+    Non-finite ``X`` (a diverged solver) raises ``ValueError``; use :func:`error_or_inf` to get ``inf`` instead."""
+    X = validate.finite_tensor("X", X)
+    X_ref = validate.finite_tensor("X_ref", X_ref)
+    if X.shape != X_ref.shape:
+        raise ValueError(f"Invalid X: shape {tuple(X.shape)} (must equal X_ref's shape {tuple(X_ref.shape)})")
+    return _relative_error(X, X_ref)
+
+
+def _relative_error(X: torch.Tensor, X_ref: torch.Tensor) -> float:
     X_ref = X_ref.double()
-    return float((X.double() - X_ref).norm() / X_ref.norm())
+    den = float(X_ref.norm())
+    if not den > 0:
+        raise ValueError("Invalid X_ref: zero norm (the relative error is undefined)")
+    return float((X.double() - X_ref).norm()) / den
+
+
+def error_or_inf(X: torch.Tensor, X_ref: torch.Tensor) -> float:
+    """:func:`relative_error`, or ``inf`` when ``X`` has non-finite entries (a solver left its basin)."""
+    if not isinstance(X, torch.Tensor) or not bool(torch.isfinite(X).all()):
+        return math.inf
+    return relative_error(X, X_ref)

@@ -13,12 +13,15 @@ import math
 
 import numpy as np
 import sympy as sp
+import torch
 
 from .. import validate
+from ..device import to_numpy
 
 __all__ = [
     "PAPER_STEP_MS",
     "bernstein_rho",
+    "chebyshev_predicted_error",
     "cn_scalar",
     "derive_bmm_counts",
     "derive_chebyshev",
@@ -52,13 +55,25 @@ def paper_ratios() -> dict[str, float]:
 
 
 # ------------------------------------------------------------------------------------------ scalar maps
+MAX_ITERS = 1000
+
+
+def _array(name: str, x, low: float, high: float) -> np.ndarray:
+    """``x`` as a float64 numpy array with every entry in the open interval (low, high)."""
+    t = validate.finite_tensor(name, x)
+    validate.in_range(name, t, low, high, low_open=True, high_open=True)
+    return to_numpy(t.to(torch.float64))
+
+
 def ndb_scalar(a: np.ndarray, iters: int) -> tuple[np.ndarray, np.ndarray]:
     r"""Scalar Newton–DB on a (= λ/s): returns (y_n, z_n) → (a^{1/2}, a^{-1/2}).
 
     :math:`e_0=\tfrac32-\tfrac12a`, :math:`y_1=ae_0`, :math:`z_1=e_0`, then :math:`e=\tfrac32-\tfrac12zy`,
-    :math:`y\leftarrow ye`, :math:`z\leftarrow ez`.
+    :math:`y\leftarrow ye`, :math:`z\leftarrow ez`. Principal roots for a ∈ (0, 3); a ∈ [3, 5) converges to the
+    negative root; a ≥ 5 diverges, so a must lie in (0, 5).
     """
-    a = np.asarray(a, dtype=np.float64)
+    a = _array("a", a, 0.0, 5.0)
+    iters = validate.integer("iters", iters, 1, MAX_ITERS)
     e = 1.5 - 0.5 * a
     y, z = a * e, e
     for _ in range(iters - 1):
@@ -70,7 +85,10 @@ def ndb_scalar(a: np.ndarray, iters: int) -> tuple[np.ndarray, np.ndarray]:
 def cn_scalar(lam: np.ndarray, p: int, iters: int, s: float) -> np.ndarray:
     r"""Scalar coupled Newton: :math:`z=(p+1)/(2s)`, :math:`x_0=z^{1/p}`, :math:`m_0=z\lambda`;
     :math:`m'=(1+1/p)-m/p`, :math:`x\leftarrow xm'`, :math:`m\leftarrow m'^pm`. Returns x_n ≈ λ^{-1/p}."""
-    lam = np.asarray(lam, dtype=np.float64)
+    p = validate.integer("p", p, 1, 64)
+    iters = validate.integer("iters", iters, 1, MAX_ITERS)
+    s = validate.number("s", s, 0.0, math.inf, low_open=True)
+    lam = _array("lam", lam, 0.0, 2.0 * s)  # z·λ < p + 1: CN's basin (every residual m' stays positive)
     z = (p + 1) / (2 * s)
     x, m = np.full_like(lam, z ** (1 / p)), z * lam
     for _ in range(iters):
@@ -83,8 +101,10 @@ def predicted_error(lam: np.ndarray, method: str, iters: int, s: float, p: int =
     r"""Relative Frobenius error of the solver on any matrix with spectrum λ and scale s:
     :math:`\|x_n(\lambda)-\lambda^{-1/p}\|_2/\|\lambda^{-1/p}\|_2` (exact arithmetic, float64)."""
     validate.one_of("method", method, ("ndb", "cn"))
-    validate.integer("iters", iters, 1)
-    lam = np.asarray(lam, dtype=np.float64)
+    iters = validate.integer("iters", iters, 1, MAX_ITERS)
+    p = validate.integer("p", p, 1, 64)
+    s = validate.number("s", s, 0.0, math.inf, low_open=True)
+    lam = _array("lam", lam, 0.0, 2.0 * s)
     exact = lam ** (-1.0 / p)
     if method == "cn":
         x = cn_scalar(lam, p, iters, s)
@@ -101,16 +121,43 @@ def predicted_error(lam: np.ndarray, method: str, iters: int, s: float, p: int =
 def escape_iterations(ratio: float, growth: float) -> float:
     r"""Iterations for a tiny scaled eigenvalue δ = ``ratio`` to grow to O(1) at rate ``growth`` per step:
     :math:`\log(1/\delta)/\log(\text{growth})` (NDB: 9/4; CN with p = 4: (5/4)^4 = 625/256)."""
-    validate.in_range("ratio", ratio, 0.0, 1.0, low_open=True, high_open=False)
-    validate.in_range("growth", growth, 1.0, math.inf, low_open=True)
+    ratio = validate.number("ratio", ratio, 0.0, 1.0, low_open=True)
+    growth = validate.number("growth", growth, 1.0, math.inf, low_open=True)
     return math.log(1 / ratio) / math.log(growth)
 
 
 def bernstein_rho(a: float) -> float:
     r"""Bernstein-ellipse parameter of :math:`(x+a)^{-1/p}` on [0, 1]: the pole sits at t = −1−2a in the
     Chebyshev variable, so :math:`\rho=1+2a+2\sqrt{a(1+a)}` and :math:`|c_k|\sim\rho^{-k}`."""
-    validate.in_range("a", a, 0.0, math.inf, low_open=True)
+    a = validate.number("a", a, 0.0, math.inf, low_open=True)
     return 1 + 2 * a + 2 * math.sqrt(a * (1 + a))
+
+
+def chebyshev_predicted_error(lam: np.ndarray, s, eps: float, degree: int, p: int = 4) -> float:
+    r"""Relative error of the degree-``degree`` Chebyshev root on a stack whose blocks share the spectrum λ and
+    have scales s (one per block): the series :math:`\sum_kc_kT_k(2\lambda/s-1)\,s^{-1/p}` evaluated on the
+    eigenvalues in float64 (numpy's ``chebval``) against :math:`(\lambda+\varepsilon)^{-1/p}`.
+
+    The matrix solver applies the same polynomial to every eigenvalue, so this is its error in exact
+    arithmetic; the difference from the fp32 matrix measurement is rounding.
+    """
+    from .solvers import chebyshev_coefficients
+
+    s_arr = _array("s", s, 0.0, math.inf).reshape(-1)
+    lam = _array("lam", lam, 0.0, math.inf)
+    if lam.max() > s_arr.min():
+        raise ValueError(f"Invalid lam: max {lam.max():g} (must be ≤ every scale s, min {s_arr.min():g})")
+    eps = validate.number("eps", eps, 0.0, math.inf)
+    degree = validate.integer("degree", degree, 1, 100_000)
+    p = validate.integer("p", p, 1, 64)
+    exact = (lam + eps) ** (-1.0 / p)
+    num = den = 0.0
+    for sb in s_arr:
+        c = to_numpy(chebyshev_coefficients(p, eps / sb, degree)[0])
+        x = np.polynomial.chebyshev.chebval(2 * lam / sb - 1, c) * sb ** (-1.0 / p)
+        num += float(np.sum((x - exact) ** 2))
+        den += float(np.sum(exact**2))
+    return math.sqrt(num / den)
 
 
 # ------------------------------------------------------------------------------------------ sympy
@@ -141,7 +188,7 @@ def derive_ndb_map() -> dict[str, object]:
 def derive_cn_map(p: int = 4) -> dict[str, object]:
     r"""CN's residual map :math:`m\mapsto g(m)=m\,((1+1/p)-m/p)^p`: fixed point 1 with g′(1) = 0 and the escape
     rate g′(0) = (1+1/p)^p for small eigenvalues."""
-    validate.integer("p", p, 1)
+    p = validate.integer("p", p, 1, 16)
     m = sp.symbols("m", real=True)
     g = m * ((1 + sp.Rational(1, p)) - m / p) ** p
     return {"g": g, "g_prime_0": sp.diff(g, m).subs(m, 0), "g_prime_1": sp.simplify(sp.diff(g, m).subs(m, 1)),

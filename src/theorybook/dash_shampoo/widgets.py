@@ -9,7 +9,7 @@ import torch
 
 from .. import validate
 from ..widgets import live_panel
-from .solvers import METHODS, SCALINGS, inverse_root, reference_root, relative_error, spd_stack
+from .solvers import MAX_DEGREE, MAX_ITERS, METHODS, SCALINGS, error_or_inf, inverse_root, reference_root, spd_stack
 
 __all__ = ["explorer", "render", "solver_panel"]
 
@@ -22,21 +22,24 @@ def solver_panel(method: str = "ndb", iters: int = 10, scaling: str = "fro", log
     on ``n_blocks`` SPD blocks with κ = 10^log10_kappa. Chebyshev uses degree = 6·iters unless given, and
     ε = 10⁻³·λ_max. Never raises for in-range values; a non-finite result is reported as ``"diverged"``."""
     validate.one_of("method", method, METHODS)
-    validate.integer("iters", iters, 1)
+    iters = validate.integer("iters", iters, 1, MAX_ITERS)
     validate.one_of("scaling", scaling, SCALINGS)
-    validate.in_range("log10_kappa", log10_kappa, 0.0, 12.0, high_open=False)
-    validate.integer("block_size", block_size, 1)
-    validate.integer("n_blocks", n_blocks, 1)
-    A = spd_stack(n_blocks, block_size, 10.0**log10_kappa, dtype=torch.float32, device="cpu")
+    log10_kappa = validate.number("log10_kappa", log10_kappa, 0.0, 12.0)
+    block_size = validate.integer("block_size", block_size, 1, 1024)
+    n_blocks = validate.integer("n_blocks", n_blocks, 1, 1024)
+    # the stack is sampled in float64 and rounded to float32: the reference root is the float64 matrix's
+    A64 = spd_stack(n_blocks, block_size, 10.0**log10_kappa, dtype=torch.float64, device="cpu")
+    A = A64.float()
     eps = 1e-3 if method == "chebyshev" else 0.0
-    degree = 6 * iters if degree is None else degree
+    degree = min(6 * iters, MAX_DEGREE) if degree is None else validate.integer("degree", degree, 1, MAX_DEGREE)
+    ref = reference_root(A64, 4, eps)
     out: dict[str, object] = {}
     for name, kw in ((method, dict(method=method, iters=iters, scaling=scaling, degree=degree, eps=eps)),
                      ("evd", dict(method="evd", eps=eps))):
         t0 = time.perf_counter()
         X = inverse_root(A, 4, **kw)
         ms = 1e3 * (time.perf_counter() - t0)
-        err = relative_error(X, reference_root(A, 4, eps))
+        err = error_or_inf(X, ref)
         out[name if name != method or method == "evd" else "solver"] = {
             "error": err if math.isfinite(err) else math.inf, "ms": ms,
             "status": "ok" if math.isfinite(err) else "diverged"}
@@ -68,6 +71,12 @@ def explorer(method: str = "ndb", iters: int = 10, scaling: str = "fro", log10_k
              block_size: int = 64):
     """Dropdowns and sliders → bars of error and time for the chosen solver next to fp32 EVD."""
     import ipywidgets as W
+
+    validate.one_of("method", method, METHODS)
+    iters = validate.integer("iters", iters, 1, 30)
+    validate.one_of("scaling", scaling, SCALINGS)
+    log10_kappa = validate.number("log10_kappa", log10_kappa, 0.0, 8.0)
+    validate.one_of("block_size", block_size, BLOCK_SIZES)
 
     controls = dict(
         method=W.Dropdown(options=list(METHODS), value=method, description="solver"),

@@ -56,6 +56,8 @@ __all__ = [
 ORTHO_TOL = {torch.float64: 1e-8, torch.float32: 1e-4, torch.float16: 1e-1, torch.bfloat16: 1e-1}
 #: VectorAdam's ε in m̂/(√v̂ + ε).
 VADAM_EPS = 1e-8
+#: Largest learning rate accepted by the steps and the optimiser (beyond it every method only overflows).
+MAX_LR = 1e6
 
 
 # ---------------------------------------------------------------------------------------------- geometry
@@ -64,15 +66,33 @@ def _rows(X: torch.Tensor) -> torch.Tensor:
     return X if X.shape[-2] <= X.shape[-1] else X.mT
 
 
-def _check_stack(name: str, X: torch.Tensor) -> None:
-    if not isinstance(X, torch.Tensor) or X.ndim < 2 or not X.is_floating_point():
+def _check_stack(name: str, X: torch.Tensor, finite: bool = True) -> None:
+    if not isinstance(X, torch.Tensor) or X.ndim < 2 or not X.is_floating_point() or X.shape[-1] < 1 \
+            or X.shape[-2] < 1:
         raise ValueError(f"Invalid {name}: must be a floating tensor with ≥ 2 dimensions (got {type(X).__name__}"
                          f"{'' if not isinstance(X, torch.Tensor) else ' of shape ' + str(tuple(X.shape))})")
+    if finite and X.numel() and not bool(torch.isfinite(X).all()):
+        raise ValueError(f"Invalid {name}: contains NaN or ±inf (must be finite)")
+
+
+def _check_like(name: str, G, X: torch.Tensor) -> None:
+    if not isinstance(G, torch.Tensor) or G.shape != X.shape:
+        raise ValueError(f"Invalid {name}: shape {tuple(getattr(G, 'shape', ()))} (must be a tensor of X's shape "
+                         f"{tuple(X.shape)})")
+    validate.finite_tensor(name, G)
+
+
+def _lr(lr) -> float:
+    return validate.number("lr", lr, 0.0, MAX_LR, low_open=True)
 
 
 def infeasibility(X: torch.Tensor) -> torch.Tensor:
     r"""Per-matrix :math:`\lVert XX^\top - I_p\rVert_F` on the short side (shape ``X.shape[:-2]``)."""
     _check_stack("X", X)
+    return _infeasibility(X)
+
+
+def _infeasibility(X: torch.Tensor) -> torch.Tensor:
     R = _rows(X)
     eye = torch.eye(R.shape[-2], dtype=R.dtype, device=R.device)
     return torch.linalg.matrix_norm(R @ R.mT - eye)
@@ -81,7 +101,7 @@ def infeasibility(X: torch.Tensor) -> torch.Tensor:
 def _check_orthonormal(name: str, X: torch.Tensor) -> None:
     _check_stack(name, X)
     tol = ORTHO_TOL.get(X.dtype, 1e-4) * math.sqrt(min(X.shape[-2:]))
-    err = float(infeasibility(X).max()) if X.numel() else 0.0
+    err = float(_infeasibility(X).max()) if X.numel() else 0.0
     if not math.isfinite(err) or err > tol:
         raise ValueError(f"Invalid {name}: max ‖XXᵀ − I‖_F = {err:.3g} (must be ≤ {tol:.3g}: the stack must be "
                          "orthonormal at the start)")
@@ -90,11 +110,10 @@ def _check_orthonormal(name: str, X: torch.Tensor) -> None:
 def random_orthonormal(b: int, p: int, n: int, *, generator: torch.Generator | None = None,
                        dtype: torch.dtype | None = None, device: str | torch.device | None = None) -> torch.Tensor:
     """``b`` Haar-random row-orthonormal ``p × n`` matrices (QR of a Gaussian with the sign of diag R fixed)."""
-    validate.integer("b", b, 1)
-    validate.integer("p", p, 1)
-    validate.integer("n", n, 1)
+    b, p, n = validate.integer("b", b, 1), validate.integer("p", p, 1), validate.integer("n", n, 1)
     if p > n:
         raise ValueError(f"Invalid p: {p} (must be ≤ n = {n})")
+    validate.memory_guard(3 * 8.0 * b * n * p, lower="b, p or n")
     Z = torch.randn(b, n, p, generator=generator, dtype=torch.float64)
     Q, R = torch.linalg.qr(Z)
     Q = Q * torch.sign(torch.diagonal(R, dim1=-2, dim2=-1)).unsqueeze(-2)
@@ -108,8 +127,7 @@ def relative_gradient(X: torch.Tensor, G: torch.Tensor) -> torch.Tensor:
     returned in the orientation of ``X``.
     """
     _check_stack("X", X)
-    if G.shape != X.shape:
-        raise ValueError(f"Invalid G: shape {tuple(G.shape)} (must equal X's shape {tuple(X.shape)})")
+    _check_like("G", G, X)
     R, D = _rows(X), _rows(G)
     Psi = 0.5 * ((R @ R.mT) @ D - (R @ D.mT) @ R)
     return Psi if R is X else Psi.mT
@@ -122,6 +140,10 @@ def normal_correction(M: torch.Tensor, lam: float | torch.Tensor = 0.5) -> torch
     :math:`-\tfrac34E^2 + \tfrac14E^3` at :math:`\lambda = \tfrac12`. ``lam`` may be a tensor broadcast per matrix.
     """
     _check_stack("M", M)
+    if isinstance(lam, torch.Tensor) and lam.numel() > 1:
+        validate.finite_tensor("lam", lam)
+    else:
+        lam = validate.number("lam", lam)
     R = _rows(M)
     out = R + lam * (R - (R @ R.mT) @ R)
     return out if R is M else out.mT
@@ -139,6 +161,10 @@ def quartic_lambda(M: torch.Tensor) -> torch.Tensor:
     among {those, ½}, so q(λ) ≤ q(½) always. Returns shape ``M.shape[:-2] + (1, 1)``.
     """
     _check_stack("M", M)
+    return _quartic_lambda(M)
+
+
+def _quartic_lambda(M: torch.Tensor) -> torch.Tensor:
     R = _rows(M).to(torch.float64)
     P = R @ R.mT
     eye = torch.eye(P.shape[-1], dtype=P.dtype, device=P.device)
@@ -171,12 +197,10 @@ def quartic_lambda(M: torch.Tensor) -> torch.Tensor:
 
 
 # ---------------------------------------------------------------------------------------------- baselines
-def _check_step_args(X: torch.Tensor, G: torch.Tensor, lr: float) -> None:
+def _check_step_args(X: torch.Tensor, G: torch.Tensor, lr: float) -> float:
     _check_stack("X", X)
-    if not isinstance(G, torch.Tensor) or G.shape != X.shape:
-        raise ValueError(f"Invalid G: shape {tuple(getattr(G, 'shape', ()))} (must equal X's shape "
-                         f"{tuple(X.shape)})")
-    validate.positive("lr", lr)
+    _check_like("G", G, X)
+    return _lr(lr)
 
 
 def landing_step(X: torch.Tensor, G: torch.Tensor, lr: float, *, lam: float = 1.0,
@@ -188,9 +212,9 @@ def landing_step(X: torch.Tensor, G: torch.Tensor, lr: float, *, lam: float = 1.
     :math:`\eta^* = (\beta+\sqrt{\beta^2+\alpha\max(\varepsilon-d,0)})/(\alpha+10^{-7})` and
     :math:`X^+ = X - \min(\eta,\eta^*,1/(2\lambda_L))\,\Lambda`, per matrix. Five products.
     """
-    _check_step_args(X, G, lr)
-    validate.positive("lam", lam)
-    validate.in_range("eps", eps, 0.0, 1.0, low_open=True)
+    lr = _check_step_args(X, G, lr)
+    lam = validate.number("lam", lam, 0.0, MAX_LR, low_open=True)
+    eps = validate.number("eps", eps, 0.0, 1.0, low_open=True)
     R, D = _rows(X), _rows(G)
     eye = torch.eye(R.shape[-2], dtype=R.dtype, device=R.device)
     S = R @ R.mT
@@ -210,7 +234,7 @@ def qr_retraction(X: torch.Tensor, G: torch.Tensor, lr: float) -> torch.Tensor:
     ``qf`` is the orthonormal factor of a thin QR with the signs of diag R made positive (so the retraction is
     continuous and equals the identity at :math:`\eta = 0`).
     """
-    _check_step_args(X, G, lr)
+    lr = _check_step_args(X, G, lr)
     R = _rows(X)
     Y = (R - lr * _rows(relative_gradient(X, G))).mT  # n × p, column form
     Q, Rf = torch.linalg.qr(Y)
@@ -229,7 +253,7 @@ def cayley_step(X: torch.Tensor, G: torch.Tensor, lr: float) -> torch.Tensor:
     :math:`Y^+ = Y - \eta U(I_{2p} + \tfrac\eta2 V^\top U)^{-1}V^\top Y` (a ``2p × 2p`` solve); otherwise the
     ``n × n`` system is solved directly.
     """
-    _check_step_args(X, G, lr)
+    lr = _check_step_args(X, G, lr)
     R = _rows(X)
     Y, Gc = R.mT, _rows(G).mT
     n, p = Y.shape[-2], Y.shape[-1]
@@ -265,21 +289,23 @@ class POGO(torch.optim.Optimizer):
 
     def __init__(self, params, lr: float, *, base: str = "sgd", momentum: float = 0.0,
                  betas: tuple[float, float] = (0.9, 0.999), lam: float = 0.5, lambda_every: int = 0):
-        validate.positive("lr", lr)
+        lr = _lr(lr)
         validate.one_of("base", base, ("sgd", "vadam"))
-        validate.in_range("momentum", momentum, 0.0, 1.0)
+        momentum = validate.number("momentum", momentum, 0.0, 1.0, high_open=True)
         if not isinstance(betas, tuple | list) or len(betas) != 2:
             raise ValueError(f"Invalid betas: {betas!r} (must be a pair (beta1, beta2))")
-        validate.in_range("beta1", betas[0], 0.0, 1.0)
-        validate.in_range("beta2", betas[1], 0.0, 1.0)
-        validate.in_range("lam", lam, 0.0, 1.0, low_open=True)
-        validate.integer("lambda_every", lambda_every, 0)
-        defaults = dict(lr=lr, base=base, momentum=momentum, betas=tuple(betas), lam=lam,
-                        lambda_every=lambda_every)
+        betas = (validate.number("beta1", betas[0], 0.0, 1.0, high_open=True),
+                 validate.number("beta2", betas[1], 0.0, 1.0, high_open=True))
+        lam = validate.number("lam", lam, 0.0, 1.0, low_open=True, high_open=True)
+        lambda_every = validate.integer("lambda_every", lambda_every, 0)
+        defaults = dict(lr=lr, base=base, momentum=momentum, betas=betas, lam=lam, lambda_every=lambda_every)
         super().__init__(params, defaults)
-        for group in self.param_groups:
-            for i, X in enumerate(group["params"]):
-                _check_orthonormal(f"params[{i}]", X.detach())
+
+    def add_param_group(self, param_group: dict) -> None:
+        """torch.optim's ``add_param_group``, refusing a stack that is not orthonormal (also after construction)."""
+        super().add_param_group(param_group)
+        for i, X in enumerate(self.param_groups[-1]["params"]):
+            _check_orthonormal(f"params[{i}]", X.detach())
 
     @torch.no_grad()
     def step(self, closure: Callable[[], torch.Tensor] | None = None):
@@ -317,7 +343,7 @@ class POGO(torch.optim.Optimizer):
         R, D = _rows(X), _rows(G)
         M = R - group["lr"] * (0.5 * ((R @ R.mT) @ D - (R @ D.mT) @ R))
         k = group["lambda_every"]
-        lam = quartic_lambda(M) if k > 0 and t % k == 0 else group["lam"]
+        lam = _quartic_lambda(M) if k > 0 and t % k == 0 else group["lam"]
         R.copy_(M + lam * (M - (M @ M.mT) @ M))
 
 
@@ -384,10 +410,10 @@ def procrustes_problem(b: int, p: int, seed: int, *, noise: float = 0.3, dtype: 
     :math:`\mathcal N(0, 1/2p)`, :math:`B_i = Q_iA_i + \sigma N_i` (Haar :math:`Q_i`, σ = ``noise``), start
     :math:`X_{0,i}` Haar-random. ``lipschitz`` = :math:`\max_i\lambda_{\max}(A_iA_i^\top)`.
     """
-    validate.integer("b", b, 1)
-    validate.integer("p", p, 1)
-    validate.integer("seed", seed, 0)
-    validate.in_range("noise", noise, 0.0, math.inf)
+    b, p = validate.integer("b", b, 1), validate.integer("p", p, 1)
+    seed = validate.integer("seed", seed, 0, 2**63 - 1)
+    noise = validate.number("noise", noise, 0.0, 1e6)
+    validate.memory_guard(12 * 8.0 * b * p * p, lower="b or p")
     gen = torch.Generator().manual_seed(seed)
     m = 2 * p
     A = torch.randn(b, p, m, generator=gen, dtype=torch.float64) / math.sqrt(m)
@@ -408,12 +434,12 @@ def pca_problem(n: int, p: int, cond: float, seed: int, *, dtype: torch.dtype | 
                 device: str | torch.device | None = None) -> PCA:
     r"""PCA with :math:`A = Q\,\mathrm{diag}(10\cdot\mathrm{logspace}(-\log_{10}\kappa, 0, n))\,Q^\top`
     (condition number κ = ``cond``), Haar Q, Haar column-orthonormal start; ``p > n`` raises."""
-    validate.integer("n", n, 1)
-    validate.integer("p", p, 1)
+    n, p = validate.integer("n", n, 1), validate.integer("p", p, 1)
     if p > n:
         raise ValueError(f"Invalid p: {p} (must be ≤ n = {n})")
-    validate.in_range("cond", cond, 1.0, math.inf)
-    validate.integer("seed", seed, 0)
+    cond = validate.number("cond", cond, 1.0, 1e15)
+    seed = validate.integer("seed", seed, 0, 2**63 - 1)
+    validate.memory_guard(6 * 8.0 * n * n, lower="n")
     gen = torch.Generator().manual_seed(seed)
     lam = 10 * torch.logspace(-math.log10(cond), 0, n, dtype=torch.float64)
     Q = random_orthonormal(1, n, n, generator=gen, device="cpu")[0]
@@ -471,10 +497,14 @@ def run_method(problem: Procrustes | PCA, method: str, lr: float, steps: int, *,
     ``record_every`` steps (untimed). A non-finite iterate (or a failed linear solve) stops the run as diverged;
     with ``target`` the run also stops at the first recorded gap ≤ target.
     """
+    if not isinstance(problem, Procrustes | PCA):
+        raise TypeError(f"Invalid problem: {type(problem).__name__} (must be a Procrustes or PCA problem)")
     validate.one_of("method", method, METHODS)
-    validate.positive("lr", lr)
-    validate.integer("steps", steps, 0)
-    validate.integer("record_every", record_every, 1)
+    lr = _lr(lr)
+    steps = validate.integer("steps", steps, 0, 100_000)
+    record_every = validate.integer("record_every", record_every, 1)
+    if target is not None:
+        target = validate.number("target", target, 0.0, math.inf, low_open=True)
     sync = torch.cuda.synchronize if problem.X0.is_cuda else (lambda: None)
     X = problem.X0.clone()
     param, opt = None, None
@@ -494,7 +524,7 @@ def run_method(problem: Procrustes | PCA, method: str, lr: float, steps: int, *,
             return X
         return param.detach().mT if flip else param.detach()
 
-    trace = Trace(method, [0], [0.0], [problem.gap(X)], [float(infeasibility(X).max())], False)
+    trace = Trace(method, [0], [0.0], [problem.gap(X)], [float(_infeasibility(X).max())], False)
     elapsed, diverged = 0.0, False
     for t in range(1, steps + 1):
         G = problem.grad(current())
@@ -513,8 +543,10 @@ def run_method(problem: Procrustes | PCA, method: str, lr: float, steps: int, *,
         elapsed += time.perf_counter() - t0
         if diverged or t % record_every == 0 or t == steps:
             Xc = current()
-            gap, inf = problem.gap(Xc), float(infeasibility(Xc).max())
+            gap, inf = problem.gap(Xc), float(_infeasibility(Xc).max())
             diverged = diverged or not (math.isfinite(gap) and math.isfinite(inf)) or inf > 1e3
+            gap = gap if math.isfinite(gap) else math.inf  # a diverged run reports inf, never NaN
+            inf = inf if math.isfinite(inf) else math.inf
             trace.step.append(t)
             trace.time.append(elapsed)
             trace.gap.append(gap)
@@ -526,7 +558,9 @@ def run_method(problem: Procrustes | PCA, method: str, lr: float, steps: int, *,
 
 def time_to_target(trace: Trace, target: float) -> tuple[int | None, float | None]:
     """(first recorded step, cumulative step seconds) with gap ≤ ``target``, or (None, None)."""
-    validate.positive("target", target)
+    if not isinstance(trace, Trace):
+        raise TypeError(f"Invalid trace: {type(trace).__name__} (must be a Trace from run_method)")
+    target = validate.number("target", target, 0.0, math.inf, low_open=True)
     for s, t, g in zip(trace.step, trace.time, trace.gap, strict=True):
         if g <= target:
             return s, t
@@ -542,8 +576,11 @@ def one_step_infeasibility(X: torch.Tensor, Psi: torch.Tensor, etas: torch.Tenso
     ``X`` and ``Psi`` are single ``p × n`` matrices; returns two tensors shaped like ``etas``.
     """
     _check_orthonormal("X", X)
-    etas = torch.as_tensor(etas, dtype=X.dtype, device=X.device)
-    validate.positive("etas", etas)
+    _check_like("Psi", Psi, X)
+    etas = validate.finite_tensor("etas", etas).to(X.device, X.dtype)
+    validate.in_range("etas", etas, 0.0, MAX_LR, low_open=True, high_open=False)
+    lam = validate.number("lam", lam, 0.0, 1.0, low_open=True)
+    validate.memory_guard(6 * 8.0 * etas.numel() * X.shape[-1] * X.shape[-2], lower="etas (fewer values)")
     M = X.unsqueeze(0) - etas.reshape(-1, 1, 1) * Psi.unsqueeze(0)
     Xp = normal_correction(M, lam)
     measured = infeasibility(Xp)
@@ -560,9 +597,8 @@ def product_count(method: str, b: int, p: int, n: int) -> float:
     ``"landing"``. QR/solve flops are not counted by the flop counter, so retractions are not offered here.
     """
     validate.one_of("method", method, ("pogo", "pogo-quartic", "landing"))
-    validate.integer("b", b, 1)
-    validate.integer("p", p, 1)
-    validate.integer("n", n, p)
+    b, p = validate.integer("b", b, 1, 4096), validate.integer("p", p, 1, 512)
+    n = validate.integer("n", n, p, 512)
     from torch.utils.flop_counter import FlopCounterMode
 
     gen = torch.Generator().manual_seed(0)

@@ -69,7 +69,7 @@ def derive_optimal_lambda(order: int = 3) -> dict:
     r"""Eigenvalue-wise, :math:`(1+e)(1-\lambda e)^2 = 1` at :math:`\lambda^*(e) = (1-1/\sqrt{1+e})/e`; its
     series to ``order`` starts :math:`\tfrac12 - \tfrac38 e`. So λ = ½ is exact to first order and a quartic-chosen
     λ can only improve the :math:`O(e^2)` term."""
-    validate.integer("order", order, 1)
+    order = validate.integer("order", order, 1, 12)
     e = sp.Symbol("e", positive=True)
     lam_star = (1 - 1 / sp.sqrt(1 + e)) / e
     residual = sp.simplify((1 + e) * (1 - lam_star * e) ** 2 - 1)
@@ -83,8 +83,8 @@ def derive_quartic_coefficients(p: int = 2, n: int = 2) -> dict:
     ``p × n`` A, B and compare with :math:`\lVert C_2\rVert^2\lambda^4 + 2\langle C_1,C_2\rangle\lambda^3 +
     (2\langle C_0,C_2\rangle+\lVert C_1\rVert^2)\lambda^2 + 2\langle C_0,C_1\rangle\lambda + \lVert C_0\rVert^2`,
     :math:`C_0=AA^\top-I`, :math:`C_1=AB^\top+BA^\top`, :math:`C_2=BB^\top`."""
-    validate.integer("p", p, 1)
-    validate.integer("n", n, p)
+    p = validate.integer("p", p, 1, 3)
+    n = validate.integer("n", n, p, 3)
     lam = sp.Symbol("lambda")
     A = sp.Matrix(p, n, lambda i, j: sp.Symbol(f"a{i}{j}"))
     B = sp.Matrix(p, n, lambda i, j: sp.Symbol(f"b{i}{j}"))

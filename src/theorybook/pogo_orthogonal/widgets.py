@@ -18,15 +18,21 @@ B_RANGE = (1, 24)
 P_RANGE = (2, 24)
 
 
+def _check_controls(method, lr, b, p) -> tuple[str, float, int, int]:
+    validate.one_of("method", method, METHODS)
+    lr = validate.number("lr", lr, LR_RANGE[0], LR_RANGE[1])
+    b = validate.integer("b", b, B_RANGE[0], B_RANGE[1])
+    p = validate.integer("p", p, P_RANGE[0], P_RANGE[1])
+    return method, lr, b, p
+
+
 def explore(method: str = "pogo-sgd", lr: float = 0.3, b: int = 16, p: int = 16, *, steps: int = 50,
             seed: int = 0) -> Trace:
     """The widget's pure compute: ``steps`` steps of ``method`` on ``b`` float32 Procrustes problems of size
     ``p × p``; never raises on a diverging run (the :class:`Trace` says ``diverged``)."""
-    validate.one_of("method", method, METHODS)
-    validate.in_range("lr", lr, LR_RANGE[0], LR_RANGE[1], high_open=False)
-    validate.integer("b", b, B_RANGE[0])
-    validate.integer("p", p, P_RANGE[0])
-    validate.integer("steps", steps, 1)
+    method, lr, b, p = _check_controls(method, lr, b, p)
+    steps = validate.integer("steps", steps, 1, 1000)
+    seed = validate.integer("seed", seed, 0, 2**63 - 1)
     problem = procrustes_problem(b, p, seed, dtype=torch.float32, device="cpu")
     try:
         with one_thread():  # tiny batched problems: extra threads only add sync cost (batched LU suffers most)
@@ -60,7 +66,7 @@ def explorer(method: str = "pogo-sgd", lr: float = 0.3, b: int = 16, p: int = 16
 
     from ..widgets import live_panel
 
-    validate.one_of("method", method, METHODS)
+    method, lr, b, p = _check_controls(method, lr, b, p)
     controls = {
         "method": w.Dropdown(options=list(METHODS), value=method, description="method"),
         "lr": w.FloatLogSlider(value=lr, base=10, min=math.log10(LR_RANGE[0]), max=math.log10(LR_RANGE[1]),
@@ -77,6 +83,11 @@ def plot_runs(runs: dict[str, Trace], title: str):
     import numpy as np
 
     from ..plotting import theory_line
+
+    if not isinstance(runs, dict) or not runs or not all(isinstance(t, Trace) for t in runs.values()):
+        raise TypeError(f"Invalid runs: {type(runs).__name__} (must be a non-empty dict of name → Trace)")
+    if not isinstance(title, str):
+        raise TypeError(f"Invalid title: {title!r} (must be a string)")
 
     fig, ax = figure(3, 1, width=3.6, height=3.0)
     for i, (m, tr) in enumerate(runs.items()):
