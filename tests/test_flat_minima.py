@@ -1,0 +1,301 @@
+"""Tests for theorybook.flat_minima: closed forms vs brute force and simulation, the ERMs' numbers, SA-GD/SAM
+invariants, the trust-region inner maximum vs a direct search, stability shapes, validation errors, and the widget at
+its slider extremes."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from scipy.optimize import minimize
+
+from theorybook.device import to_numpy
+from theorybook.flat_minima import (
+    CHAPTER_SEEDS,
+    chapter_rho,
+    claim1_study,
+    dynamics_study,
+    empirical_risk,
+    expected_unseen,
+    flat_erm,
+    inner_max_quadratic,
+    phi,
+    population_risk,
+    population_risk_mc,
+    prob_some_unseen,
+    rho_sharpness,
+    sa_gd,
+    sagd_sharpness_prediction,
+    sam,
+    seeded_verdicts,
+    sharp_erm,
+    sharpness_check,
+    stability,
+    theory,
+    unseen_instance,
+)
+
+
+# -- the loss and the instance -------------------------------------------------------------------------------
+def test_phi_values_and_smoothness():
+    u = torch.linspace(-3, 3, 601, dtype=torch.float64)
+    p = phi(u)
+    assert torch.all(p >= 0)
+    np.testing.assert_allclose(p[u < 0], 0.5 * u[u < 0] ** 2)
+    assert torch.all(p[u >= 0] == 0)
+    # φ' = min(u, 0) is 1-Lipschitz: finite differences of φ' never exceed 1
+    dphi = torch.clamp(u, max=0)
+    assert torch.all(torch.diff(dphi) <= torch.diff(u) + 1e-15)
+
+
+def test_instance_and_risks_agree_with_definitions():
+    inst = unseen_instance(64, 4, seed=3, device="cpu")
+    assert set(torch.unique(inst.Z).tolist()) <= {0.0, 1.0}
+    np.testing.assert_allclose(inst.a, inst.Z.mean(0))
+    w = torch.randn(64, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+    direct = sum(float((inst.Z[j] * phi(w)).sum()) for j in range(4)) / 4
+    assert float(empirical_risk(w, inst.Z)) == pytest.approx(direct, rel=1e-13)
+    assert float(population_risk(w)) == pytest.approx(0.5 * float(phi(w).sum()), rel=1e-13)
+
+
+def test_unseen_counts():
+    assert expected_unseen(4096, 10) == 4.0
+    assert prob_some_unseen(4096, 10) == pytest.approx(1 - (1 - 2.0**-10) ** 4096, rel=1e-12)
+    assert prob_some_unseen(1, 1) == pytest.approx(0.5)
+
+
+def test_population_risk_mc_matches_closed_form():
+    w = torch.tensor([-0.3, 0.2, -0.5, 0.0], dtype=torch.float64)
+    mc = population_risk_mc(w, 40_000, seed=5)
+    assert abs(mc.mean - float(population_risk(w))) < 4.5 * mc.stderr
+    assert population_risk_mc(torch.ones(3, dtype=torch.float64), 10).mean == 0.0
+
+
+# -- sharpness ----------------------------------------------------------------------------------------------
+def test_closed_form_sharpness_matches_brute_force():
+    chk = sharpness_check(points=12, seed=11)
+    assert chk.max_rel < 1e-6
+
+
+def test_sharpness_two_coordinates_by_dense_grid():
+    """d = 2: S_ρ from a dense grid on the circle, refined — the maximiser sits at −ρe_{i*}."""
+    Z = np.array([[1.0, 1.0], [1.0, 0.0], [0.0, 1.0]])
+    a = Z.mean(0)
+    rho = 0.5
+    for w in ([0.0, 0.0], [0.1, 0.3], [0.45, 0.05], [0.6, 0.1]):
+        w = np.array(w)
+        th = np.linspace(0, 2 * np.pi, 200_001)
+        V = rho * np.stack([np.cos(th), np.sin(th)], 1)
+        vals = (0.5 * np.minimum(w + V, 0) ** 2 * a).sum(1)
+        closed = float(rho_sharpness(w, Z, rho))
+        assert vals.max() == pytest.approx(closed, rel=1e-8, abs=1e-15)
+
+
+def test_rho_sharpness_rejects_negative_seen_coordinates():
+    Z = torch.tensor([[1.0, 0.0]], dtype=torch.float64)
+    with pytest.raises(ValueError, match="seen coordinate"):
+        rho_sharpness(torch.tensor([-0.1, 0.0]), Z, 0.1)
+    assert float(rho_sharpness(torch.tensor([0.0, -5.0]), Z, 0.1)) == pytest.approx(0.005)  # unseen may be < 0
+
+
+# -- the ERMs ------------------------------------------------------------------------------------------------
+def test_flat_and_sharp_erm_numbers():
+    inst = unseen_instance(256, 6, seed=0, device="cpu")
+    k = int((~inst.seen).sum())
+    assert k > 0
+    rho, c = chapter_rho(256), 0.8
+    w = flat_erm(inst, rho, c)
+    assert float(empirical_risk(w, inst.Z)) == 0.0
+    assert float(rho_sharpness(w, inst.Z, rho)) == 0.0
+    assert float(population_risk(w)) == pytest.approx(c**2 / 4, rel=1e-12)
+    assert float(torch.linalg.vector_norm(w)) <= 1.0
+    z = sharp_erm(inst)
+    assert float(population_risk(z)) == 0.0
+    assert float(rho_sharpness(z, inst.Z, rho)) == pytest.approx(rho**2 * float(inst.a.max()) / 2, rel=1e-14)
+
+
+def test_flat_erm_errors():
+    inst = unseen_instance(16, 12, seed=0, device="cpu")  # 16·2⁻¹² ≈ 0.004 unseen expected
+    assert int((~inst.seen).sum()) == 0
+    with pytest.raises(ValueError, match="choose another seed"):
+        flat_erm(inst, 0.1, 0.5)
+    inst = unseen_instance(64, 2, seed=0, device="cpu")
+    with pytest.raises(ValueError, match="unit ball"):
+        flat_erm(inst, 0.5, 0.9)
+    with pytest.raises(TypeError):
+        flat_erm("not an instance", 0.1, 0.5)
+
+
+# -- SA-GD and SAM -------------------------------------------------------------------------------------------
+def test_sagd_matches_sorted_score_prediction_and_stays_in_orthant():
+    inst = unseen_instance(128, 5, seed=2, device="cpu")
+    rho = chapter_rho(128)
+    tr = sa_gd(inst.Z, torch.zeros(128, dtype=torch.float64), 1.0, rho, 3000)
+    pred = sagd_sharpness_prediction(inst.a, rho, tr.t)
+    np.testing.assert_allclose(tr.sharpness, pred, rtol=1e-9, atol=0)
+    assert np.all(tr.w >= 0) and np.all(tr.w <= rho + 1e-15)
+    assert np.all(tr.empirical == 0) and np.all(tr.population == 0)
+
+
+def test_sagd_batched_equals_single_runs():
+    inst = unseen_instance(32, 3, seed=4, device="cpu")
+    w0 = torch.rand(2, 32, dtype=torch.float64, generator=torch.Generator().manual_seed(0)) * 0.05
+    both = sa_gd(inst.Z, w0, 0.7, 0.1, 200)
+    for b in range(2):
+        one = sa_gd(inst.Z, w0[b], 0.7, 0.1, 200)
+        np.testing.assert_array_equal(both.w[b], one.w)
+        np.testing.assert_array_equal(both.sharpness[b], one.sharpness)
+
+
+def test_sam_reaches_zero_loss_and_fixed_point():
+    inst = unseen_instance(128, 5, seed=2, device="cpu")
+    rho = chapter_rho(128)
+    w0 = torch.where(inst.seen, torch.full_like(inst.a, -rho), torch.zeros_like(inst.a))
+    tr = sam(inst.Z, w0, 1.0, rho, 2000)
+    assert tr.empirical[-1] == 0.0 and tr.hit >= 1
+    assert np.all(tr.w[~to_numpy(inst.seen)] == 0)  # SAM never touches an unseen coordinate here
+    assert tr.sharpness[-1] > 100 * sa_gd(inst.Z, torch.zeros(128, dtype=torch.float64), 1.0, rho,
+                                           4000).sharpness[-1]
+    z = sam(inst.Z, torch.zeros(128, dtype=torch.float64), 1.0, rho, 50)  # zero gradient: no ascent, no move
+    assert np.all(z.w == 0) and z.hit == 0
+
+
+def test_dynamics_validation():
+    Z = torch.tensor([[1.0, 0.0]], dtype=torch.float64)
+    with pytest.raises(ValueError, match="lr"):
+        sa_gd(Z, torch.zeros(2), 2.5, 0.1, 10)
+    with pytest.raises(ValueError, match="seen coordinate"):
+        sa_gd(Z, torch.tensor([-0.1, 0.0]), 1.0, 0.1, 10)
+    with pytest.raises(ValueError, match="0 or 1"):
+        sam(torch.tensor([[0.5, 1.0]]), torch.zeros(2), 1.0, 0.1, 10)
+    with pytest.raises(ValueError, match="rho"):
+        sam(Z, torch.zeros(2), 1.0, 0.0, 10)
+    with pytest.raises(ValueError, match="d"):
+        unseen_instance(0, 3)
+    with pytest.raises(ValueError, match="c"):
+        flat_erm(unseen_instance(64, 3, 0, "cpu"), 0.1, -0.1)
+
+
+# -- the trust-region inner maximum --------------------------------------------------------------------------
+@pytest.mark.parametrize("seed", range(6))
+def test_inner_max_quadratic_vs_direct_search(seed):
+    rng = np.random.default_rng(seed)
+    d = 4
+    M = rng.normal(size=(d, d))
+    H = M @ M.T / d
+    g = rng.normal(size=d) * (0.01 if seed % 2 else 1.0)
+    rho = 0.7
+    v = to_numpy(inner_max_quadratic(H, g, rho))
+    assert np.linalg.norm(v) == pytest.approx(rho, rel=1e-10)
+    obj = lambda x: float(g @ x + 0.5 * x @ H @ x)  # noqa: E731
+    best = -np.inf
+    for x0 in rng.normal(size=(30, d)):
+        res = minimize(lambda x: -obj(x), rho * x0 / np.linalg.norm(x0), method="SLSQP",
+                       constraints=[{"type": "ineq", "fun": lambda x: rho**2 - x @ x}], options={"ftol": 1e-14})
+        best = max(best, obj(res.x * min(1.0, rho / np.linalg.norm(res.x))))
+    assert obj(v) >= best - 1e-9
+
+
+def test_inner_max_quadratic_hard_case_and_errors():
+    H = np.diag([1.0, 0.5, 0.0])
+    v = to_numpy(inner_max_quadratic(H, np.zeros(3), 0.5))
+    assert abs(v[0]) == pytest.approx(0.5)
+    v = to_numpy(inner_max_quadratic(H, np.array([0.0, 0.1, 0.0]), 0.5))  # g ⊥ top eigenvector, ‖off‖ < ρ
+    assert np.linalg.norm(v) == pytest.approx(0.5) and v[1] == pytest.approx(0.2)
+    with pytest.raises(ValueError, match="symmetric"):
+        inner_max_quadratic(np.array([[1.0, 1.0], [0.0, 1.0]]), np.ones(2), 0.1)
+    with pytest.raises(ValueError, match="semidefinite"):
+        inner_max_quadratic(np.diag([1.0, -1.0]), np.ones(2), 0.1)
+
+
+# -- claim 4 -------------------------------------------------------------------------------------------------
+def test_stability_small_and_consistent():
+    r_gd, r_sam = stability(("gd", "sam"), n=(40, 80, 160), steps=50, replacements=5, seed=1)
+    single = stability("gd", n=(40, 80, 160), steps=50, replacements=5, seed=1)
+    np.testing.assert_allclose(single.delta, r_gd.delta, rtol=1e-12)
+    assert np.all(np.diff(r_gd.delta) < 0) and np.all(r_gd.delta <= r_gd.template)
+    assert np.all(r_sam.delta <= r_sam.template)
+    with pytest.raises(ValueError, match="algorithm"):
+        stability("adam")
+    with pytest.raises(ValueError, match="replacements"):
+        stability("gd", n=(5, 10), replacements=6)
+
+
+def test_gd_divergence_zero_when_nothing_replaced_far():
+    """ρ → tiny: SAM and SA-GD follow GD (their perturbation vanishes)."""
+    out = stability(("gd", "sa-gd", "sam"), n=(30, 60, 120), rho=1e-9, steps=30, replacements=3, seed=2)
+    np.testing.assert_allclose(out[1].delta, out[0].delta, rtol=1e-6)
+    np.testing.assert_allclose(out[2].delta, out[0].delta, rtol=1e-6)
+
+
+# -- studies and verdicts ------------------------------------------------------------------------------------
+def test_claim1_study_small():
+    st = claim1_study(d=256, n=6, instances=40, seed=3, mc_samples=2000, device="cpu")
+    assert st.flat_emp.size == int((st.unseen > 0).sum())
+    assert np.all(st.flat_emp == 0) and np.all(st.flat_sharp == 0)
+    np.testing.assert_allclose(st.flat_pop, 0.16, rtol=1e-12)
+    assert abs(st.mc.mean - 0.16) < 5 * st.mc.stderr
+    with pytest.raises(ValueError, match="unit ball"):
+        claim1_study(d=256, n=6, rho=0.2, instances=2)
+
+
+def test_dynamics_rows_hold_on_other_instances():
+    from theorybook.flat_minima import dynamics_verdicts
+
+    for seed in (1, 5):
+        assert dynamics_verdicts(dynamics_study(seed=seed, device="cpu")).passed
+
+
+def test_theory_rows_hold():
+    D = theory.derive_all()
+    v = theory.theory_verdicts(D, 0.0, 1)
+    assert v.passed and len(v.rows) == 8
+    assert D.erms.flat_population == theory.sp.Symbol("c", positive=True) ** 2 / 4
+    assert D.unseen.expected_value == 4
+
+
+def test_chapter_seed_rows_hold_and_repeat():
+    seed = CHAPTER_SEEDS[0]
+    a, b = seeded_verdicts(seed), seeded_verdicts(seed)
+    assert a.passed, [r.claim for r in a.failures]
+    assert [r.measured for r in a.rows] == [r.measured for r in b.rows]
+    kinds = a.counts()
+    assert kinds["reproduces"] == 8 and kinds["differs"] == 1
+
+
+# -- the widget ----------------------------------------------------------------------------------------------
+def test_widget_extremes():
+    pytest.importorskip("ipywidgets")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from theorybook.flat_minima.widgets import explorer
+
+    panel = explorer()
+    for name, ctrl in panel.controls.items():
+        values = ctrl.options if name == "algorithm" else (ctrl.min, ctrl.max)
+        for val in values:
+            ctrl.value = val
+            assert panel.status.value and "cannot run" not in panel.status.value, (name, val, panel.status.value)
+    for name, ctrl in panel.controls.items():  # every slider at its maximum with SAM, then at its minimum
+        if name != "algorithm":
+            ctrl.value = ctrl.max
+    panel.controls["algorithm"].value = "SAM"
+    assert "cannot run" not in panel.status.value
+    for name, ctrl in panel.controls.items():
+        if name != "algorithm":
+            ctrl.value = ctrl.min
+    assert "cannot run" not in panel.status.value
+
+
+def test_widget_summarize_validates():
+    from theorybook.flat_minima.widgets import summarize
+
+    with pytest.raises(ValueError):
+        summarize(d=1024)
+    with pytest.raises(ValueError):
+        summarize(algorithm="adam")
+    s = summarize(d=512, n=12, log2_steps=14)
+    assert s.flat_population is None and math.isfinite(s.empirical[-1])
