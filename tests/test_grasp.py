@@ -1,0 +1,202 @@
+"""Tests for theorybook.grasp: closed forms vs numerics, the algorithm's invariants, DoG parity, validation and
+the widget at its extremes."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from theorybook import grasp as G
+from theorybook.grasp import experiment as E
+from theorybook.grasp import theory as Th
+
+
+@pytest.fixture(scope="module")
+def small():
+    return E.problem_grid([0.3, 3.0], [2.0**-10, 1.0, 2.0**10], n=300, d=5, seed=1)
+
+
+# ---------------------------------------------------------------- closed forms
+@pytest.mark.parametrize(("T", "K"), [(2, 2), (3, 3), (4, 3), (1024, 11), (1025, 12)])
+def test_grid_size(T, K):
+    assert Th.grid_size(T) == K
+    grid = Th.grasp_grid(T, 3.0)
+    assert len(grid) == K and grid[0] == 3.0 and grid[-1] <= 3.0 / T + 1e-15 and grid[-1] * 2 > 3.0 / T
+
+
+def test_anchor_and_tuning():
+    assert Th.anchor_step(2.0, 1.0) == pytest.approx(4.0)
+    assert Th.anchor_step(1e-300, 1e-150) == pytest.approx(2.0)  # log space: no underflow
+    L, D, s, T = 2.0, 3.0, 0.5, 1000
+    eta = Th.sgd_step(L, D, s, T)
+    assert eta == pytest.approx(min(1 / L, math.sqrt(2 * D / (L * T * s**2))))
+    grid = np.geomspace(eta / 50, 1 / L, 20001)
+    bound = 2 * D / (grid * T) + L * grid * s**2
+    assert grid[bound.argmin()] == pytest.approx(eta, rel=1e-3)  # numeric minimiser over η ≤ 1/L
+    assert Th.sgd_step(L, D, 0.0, T) == 1 / L
+    assert Th.target_rate(L, D, s, T) == pytest.approx(math.sqrt(L * D / T) + (L * D * s**2 / T) ** 0.25)
+    assert Th.target_rate(L, 0.0, s, T) == 0.0
+
+
+def test_sympy_derivations():
+    import sympy as sp
+
+    F, L, g, T = sp.symbols("F L g T", positive=True)
+    sb = Th.derive_self_bounding()
+    assert sp.simplify(sb.grad_sq_bound - 2 * L * F) == 0 and sb.anchor_gap_residual == 0
+    ub = Th.derive_ustat_bias()
+    m, mu, s = sp.symbols("m mu s", positive=True)
+    assert sp.simplify(ub.naive_mean - ub.ustat_mean - s**2 / m) == 0
+
+
+def test_unbiased_sq_norm_monte_carlo():
+    gen = torch.Generator().manual_seed(0)
+    mu = torch.tensor([0.3, -0.2, 0.1], dtype=torch.float64)
+    g = mu + 2.0 * torch.randn(20000, 5, 3, generator=gen, dtype=torch.float64)  # 20000 draws of m = 5 samples
+    u = E.unbiased_sq_norm(g)
+    naive = (g.mean(-2) ** 2).sum(-1)
+    target = float((mu**2).sum())
+    se_u = float(u.std()) / math.sqrt(u.numel())
+    assert abs(float(u.mean()) - target) < 4.5 * se_u
+    assert float(naive.mean()) - target == pytest.approx(3 * 4.0 / 5, rel=0.05)  # tr Σ/m
+    # pairwise definition
+    x = torch.randn(4, 3, generator=gen, dtype=torch.float64)
+    pair = sum(float(x[i] @ x[j]) for i in range(4) for j in range(4) if i != j) / 12
+    assert float(E.unbiased_sq_norm(x)) == pytest.approx(pair, rel=1e-12)
+
+
+# ---------------------------------------------------------------- problem
+def test_gradient_matches_autograd_and_samples(small):
+    x = torch.randn(small.P, 2, small.d, dtype=torch.float64, generator=torch.Generator().manual_seed(2))
+    xr = x.clone().requires_grad_(True)
+    small.loss(xr).sum().backward()
+    assert torch.allclose(small.gradient(x), xr.grad, rtol=1e-10, atol=1e-12)
+    idx = torch.arange(small.A.shape[1])[None, :].expand(2, -1)
+    f, gs = small.sample_grads(x, idx)
+    assert torch.allclose(f.mean(-1), small.loss(x), rtol=1e-12)
+    assert torch.allclose(gs.mean(-2), small.gradient(x), rtol=1e-10, atol=1e-14)
+
+
+def test_self_bounding_on_problem(small):
+    Lhat = G.smoothness_bound(small)
+    x = torch.randn(small.P, 50, small.d, dtype=torch.float64, generator=torch.Generator().manual_seed(3)) * 3
+    assert bool(((small.gradient(x) ** 2).sum(-1) <= 2 * Lhat[:, None] * small.loss(x)).all())
+    assert bool((E.exact_anchor(small) * Lhat >= 1).all())
+
+
+# ---------------------------------------------------------------- algorithms
+def test_run_sgd_matches_loop():
+    prob = E.robust_regression(0.3, 2.0, n=100, d=4, seed=5)
+    run = E.run_sgd(prob, [0.01, 0.05], 30, seeds=2, seed=9)
+    idx = torch.randint(100, (30, 1, 2), generator=torch.Generator().manual_seed(9))
+    for e, eta in enumerate((0.01, 0.05)):
+        for s in range(2):
+            x = torch.zeros(4, dtype=torch.float64)
+            for t in range(30):
+                i = int(idx[t, 0, s])
+                r = float(prob.A[0, i] @ x - prob.y[0, i])
+                x = x - eta * 2.0 * ((r / (1 + r * r / 2)) * prob.A[0, i] + prob.lam * x)
+            assert torch.allclose(run.x[0, e, s], x, rtol=1e-12, atol=1e-14)
+
+
+def test_grasp_budget_choice_and_scale_invariance(small):
+    T = 512
+    res = E.grasp(small, T, seeds=4, seed=3)
+    K = Th.grid_size(T)
+    assert res.candidates.shape == (small.P, K, 4, small.d)
+    assert 16 + 2 * K * res.steps <= T
+    assert bool((res.chosen == res.scores.argmin(1)).all())
+    assert torch.allclose(res.etas[:, 0], res.eta_bar)
+    gn = torch.linalg.vector_norm(small.gradient(res.x_hat), dim=-1)
+    g0 = torch.linalg.vector_norm(small.gradient(small.x0(1)), dim=-1)
+    rel = (gn / g0).reshape(2, 3, 4)
+    assert torch.equal(rel[:, 0], rel[:, 1]) and torch.equal(rel[:, 1], rel[:, 2])  # c = powers of two: exact
+    naive = E.grasp(small, T, seeds=4, seed=3, score="naive")
+    assert torch.equal(naive.candidates, res.candidates)  # same runs, different score
+
+
+def test_oracle_grid_and_divergence_is_inf(small):
+    o = E.oracle(small, 64, seeds=2, seed=0)
+    assert o.etas.shape[1] == 4 * (Th.grid_size(64) - 1) + 13
+    assert torch.allclose(o.etas[:, 8], o.eta_bar)  # j = 0 is the exact anchor
+    assert not bool(torch.isnan(o.grad_norm).any())
+    big = E.run_sgd(small, [1e6], 200, seeds=1)  # ηcλ ≥ 9.8 > 2: the ridge term diverges geometrically
+    assert bool(torch.isinf(big.grad_norm).all()) and not bool(torch.isnan(big.x).any())  # inf, never NaN
+
+
+def test_dog_matches_package():
+    assert G._dog_parity(30) < 1e-10
+
+
+def test_adagrad_norm_first_step():
+    x = E.adagrad_norm(lambda z: torch.full_like(z, 2.0), torch.zeros(3, dtype=torch.float64), 1, eta=0.5)
+    assert torch.allclose(x, torch.full((3,), -0.5 / math.sqrt(3), dtype=torch.float64))
+
+
+# ---------------------------------------------------------------- validation
+@pytest.mark.parametrize(("fn", "kw"), [
+    (Th.grasp_grid, {"T": 1, "eta_bar": 1.0}),
+    (Th.grasp_grid, {"T": 8, "eta_bar": 0.0}),
+    (Th.anchor_step, {"loss0": -1.0, "grad0": 1.0}),
+    (Th.anchor_step, {"loss0": 1.0, "grad0": 0.0}),
+    (E.robust_regression, {"sigma": -1.0}),
+    (E.robust_regression, {"sigma": 1.0, "c": 0.0}),
+    (E.robust_regression, {"sigma": 1.0, "lam": -0.1}),
+    (E.unbiased_sq_norm, {"per_sample_grads": torch.ones(1, 3)}),
+])
+def test_value_errors(fn, kw):
+    with pytest.raises(ValueError):
+        fn(**kw)
+
+
+def test_value_errors_with_problem():
+    prob = E.robust_regression(0.3, n=50, d=3)
+    with pytest.raises(ValueError):
+        E.grasp(prob, 64, probe=1)
+    with pytest.raises(ValueError):
+        E.grasp(prob, 64, score="mean")
+    with pytest.raises(ValueError):
+        E.grasp(prob, 20)  # too small for K candidates
+    with pytest.raises(TypeError):
+        Th.anchor_step(True, 1.0)
+
+
+# ---------------------------------------------------------------- chapter rows and widget
+def test_chapter_run_small_scale():
+    run = G.chapter_run(11, 256, seeds=2)
+    assert run.grasp_norm.shape == (6, 2) and bool(torch.isfinite(run.oracle_norm).all())
+    assert bool((run.candidate_norm.min(1).values <= run.grasp_norm + 1e-15).all())
+
+
+@pytest.mark.parametrize("setting", [
+    {"sigma": 0.0, "c": 2.0**-10, "T": 64, "score": "naive"},
+    {"sigma": 10.0, "c": 2.0**10, "T": 1024, "score": "ustat"},
+    {"sigma": 0.0, "c": 2.0**10, "T": 64, "score": "ustat"},
+    {"sigma": 10.0, "c": 2.0**-10, "T": 1024, "score": "naive"},
+])
+def test_widget_extremes(setting):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from theorybook.grasp.widgets import render
+
+    fig, res = render(**setting)
+    plt.close(fig)
+    assert "Grasp-style" in res.label and math.isfinite(res.chosen_norm)
+
+
+def test_explorer_sliders():
+    pytest.importorskip("ipywidgets")
+    from theorybook.grasp.widgets import explorer
+
+    panel = explorer()
+    for c in panel.controls.values():
+        opts = list(getattr(c, "options", []))
+        for value in (opts[0], opts[-1]) if opts else ():
+            c.value = value[1] if isinstance(value, tuple) else value
+            assert "cannot run" not in panel.status.value and panel.status.value
