@@ -1,0 +1,198 @@
+"""Tests for theorybook.colora: closed forms vs numerics, the solver on exact and noisy data, reference numbers,
+validation errors and the widget at every slider extreme."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import scipy.linalg
+import sympy as sp
+import torch
+
+from theorybook.colora import (
+    CHAPTER_SEEDS,
+    colora_fit,
+    independent_fit,
+    make_tasks,
+    oracle_error,
+    oracle_monte_carlo,
+    parameter_count,
+    relative_error,
+    sample_threshold,
+    seeded_verdicts,
+    sin_theta,
+    theory,
+)
+from theorybook.device import to_numpy
+
+
+# -- sympy ----------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("d,r", [(2, 1), (3, 2), (3, 3)])
+def test_adapter_identities_are_exact(d, r):
+    ids = theory.adapter_identities(d, r)
+    assert ids.gap_A == 0 and ids.gap_B == 0 and ids.gap_R == 0
+
+
+def test_gaussian_sensing_mean_is_m():
+    assert theory.gaussian_sensing_mean(2) == sp.zeros(2, 2)
+
+
+@pytest.mark.parametrize("d,r,k", [(4, 2, 3), (5, 1, 2), (5, 3, 3), (3, 3, 2)])
+def test_jacobian_rank_matches_manifold_dimension(d, r, k):
+    j = theory.jacobian_rank(d, r, k, seed=1)
+    assert j.rank_colora == j.dim_colora == 2 * r * (d - r) + k * r * r
+    assert j.rank_single == j.dim_single == 2 * d * r - r * r
+
+
+def test_parameter_counts_table():
+    c = theory.parameter_counts()
+    d, r, k = c.symbols
+    for (dd, rr, kk) in [(16, 2, 16), (4096, 16, 8), (8, 1, 1)]:
+        at = {d: dd, r: rr, k: kk}
+        for m in ("colora", "independent", "shared"):
+            assert int(c.params[m].subs(at)) == parameter_count(dd, rr, kk, m)
+            assert float(c.threshold[m].subs(at)) == pytest.approx(sample_threshold(dd, rr, kk, m), rel=1e-14)
+    assert c.saving_limit == 2 * d / r
+    assert parameter_count(16, 2, 16) == 128 and parameter_count(16, 2, 16, "independent") == 1024
+    assert sample_threshold(16, 2, 16) == 7.5 and sample_threshold(16, 2, 16, "independent") == 60
+
+
+def test_oracle_risk_scalar_case():
+    risk = theory.oracle_risk()
+    n, _ = risk.symbols
+    assert sp.simplify(risk.inv_chi2_mean - 1 / (n - 2)) == 0 and risk.gap_p1 == 0
+
+
+def test_oracle_monte_carlo_matches_inverse_wishart():
+    for n, p in [(12, 1), (20, 4)]:
+        mean, se = oracle_monte_carlo(n, p, 20_000, seed=3)
+        assert abs(mean - p / (n - p - 1)) < 4.5 * se
+
+
+# -- the solver -----------------------------------------------------------------------------------------------
+def test_noiseless_colora_recovers_exactly():
+    T = make_tasks(8, 10, 2, 30, seed=4)
+    f = colora_fit(T.X, T.y, 2, iters=40)
+    assert float(relative_error(f.M, T.M).max()) < 1e-8
+    assert float(sin_theta(f.A, T.A)) < 1e-8 and float(sin_theta(f.B, T.B)) < 1e-8
+    # the fitted factors are orthonormal and the product is A R_i Bᵀ
+    eye = torch.eye(2, dtype=torch.float64)
+    assert torch.allclose(f.A.T @ f.A, eye, atol=1e-12) and torch.allclose(f.B.T @ f.B, eye, atol=1e-12)
+    assert torch.allclose(f.M, f.A @ f.R @ f.B.T, atol=1e-12)
+    assert f.A_history.shape == (41, 10, 2)
+
+
+def test_shapes_of_the_three_fits():
+    T = make_tasks(3, 6, 1, 20, sigma=0.1, seed=1)
+    fc, fi, fs = colora_fit(T.X, T.y, 1, iters=3), independent_fit(T.X, T.y, 1, iters=3), \
+        colora_fit(T.X, T.y, 1, iters=3, shared_core=True)
+    assert fc.A.shape == (6, 1) and fc.R.shape == (3, 1, 1) and fc.M.shape == (3, 6, 6)
+    assert fi.A.shape == (3, 6, 1) and fi.R.shape == (3, 1, 1) and fi.A_history.shape == (3, 4, 6, 1)
+    assert fs.R.shape == (1, 1, 1) and torch.allclose(fs.M[0], fs.M[1])
+
+
+def test_independent_equals_colora_on_one_task():
+    T = make_tasks(1, 8, 2, 40, sigma=0.01, seed=2)
+    a, b = colora_fit(T.X, T.y, 2), independent_fit(T.X, T.y, 2)
+    assert torch.allclose(a.M, b.M, atol=1e-10)
+
+
+def test_oracle_error_formula():
+    M = torch.ones(2, 3, 3, dtype=torch.float64)
+    e = oracle_error(M, 0.1, 2, 10)
+    assert torch.allclose(e, torch.full((2,), 0.1 * math.sqrt(4 / 5) / 3.0, dtype=torch.float64))
+
+
+def test_sin_theta_against_scipy():
+    g = torch.Generator().manual_seed(0)
+    for _ in range(5):
+        U = torch.linalg.qr(torch.randn(9, 3, generator=g, dtype=torch.float64))[0]
+        V = torch.linalg.qr(U + 1e-4 * torch.randn(9, 3, generator=g, dtype=torch.float64))[0]
+        ref = math.sin(scipy.linalg.subspace_angles(to_numpy(U), to_numpy(V))[0])
+        assert float(sin_theta(U, V)) == pytest.approx(ref, rel=1e-8, abs=1e-14)
+
+
+def test_tau_perturbs_the_task_subspaces():
+    T0 = make_tasks(4, 8, 2, 5, tau=0.0, seed=9)
+    T1 = make_tasks(4, 8, 2, 5, tau=0.3, seed=9)
+    assert torch.allclose(T0.A, T1.A)  # the centre does not move
+    U, S, _ = torch.linalg.svd(T0.M)
+    assert float(sin_theta(U[:, :, :2], T0.A.expand(4, 8, 2)).max()) < 1e-10
+    U1, _, _ = torch.linalg.svd(T1.M)
+    assert float(sin_theta(U1[:, :, :2], T1.A.expand(4, 8, 2)).min()) > 0.05
+
+
+# -- validation -----------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("kw", [dict(k=0), dict(d=0), dict(n=0), dict(r=0), dict(r=9, d=8), dict(tau=-0.1),
+                                dict(sigma=-1.0), dict(sigma=math.nan), dict(k=True)])
+def test_make_tasks_rejects(kw):
+    with pytest.raises((ValueError, TypeError)):
+        make_tasks(**{"k": 2, "d": 4, "r": 1, "n": 3, **kw})
+
+
+def test_fit_rejects_bad_data():
+    T = make_tasks(2, 4, 1, 5, seed=0)
+    with pytest.raises(ValueError):
+        colora_fit(T.X[0], T.y, 1)  # X not 4-d
+    with pytest.raises(ValueError):
+        colora_fit(T.X, T.y[:, :3], 1)  # y not (k, n)
+    with pytest.raises(ValueError):
+        colora_fit(T.X, T.y, 5)  # rank > d
+    with pytest.raises(ValueError):
+        independent_fit(T.X, T.y, 1, iters=0)
+    with pytest.raises(ValueError):
+        colora_fit(torch.ones(2, 5, 4, 3, dtype=torch.float64), T.y, 1)  # not square
+
+
+@pytest.mark.parametrize("method", ["lora", "", None])
+def test_unknown_method(method):
+    with pytest.raises(ValueError):
+        parameter_count(4, 1, 2, method)
+    with pytest.raises(ValueError):
+        sample_threshold(4, 1, 2, method)
+
+
+def test_oracle_needs_enough_samples():
+    with pytest.raises(ValueError):
+        oracle_error(torch.ones(3, 3, dtype=torch.float64), 0.1, 2, 5)  # n ≤ r² + 1
+
+
+# -- the chapter's rows and the widget ------------------------------------------------------------------------
+def test_seeded_verdicts_hold_for_the_chapter_seed():
+    v = seeded_verdicts(CHAPTER_SEEDS[0])
+    assert v.passed, [r.claim for r in v.failures]
+    assert {r.kind for r in v.rows} <= {"reproduces", "consistency"}
+
+
+WIDGET_EXTREMES = [
+    {},
+    dict(tau=1.0, n=2, k=1, r=4, sigma=0.5, iters=1),
+    dict(tau=0.0, n=128, k=32, r=1, sigma=0.0, iters=40),
+    dict(tau=0.0, n=2, k=32, r=4, sigma=0.0, iters=40),
+    dict(tau=1.0, n=128, k=1, r=1, sigma=0.5, iters=1),
+]
+
+
+@pytest.mark.parametrize("kw", WIDGET_EXTREMES)
+def test_widget_render_extremes(kw):
+    import matplotlib.pyplot as plt
+
+    from theorybook.colora.widgets import render
+
+    fig, s = render(**kw)
+    plt.close(fig)
+    assert np.isfinite(s.errors).all() and "CoLoRA" in s.label
+
+
+def test_explorer_sliders_at_min_and_max():
+    from theorybook.colora.widgets import explorer
+
+    panel = explorer()
+    for name, c in panel.controls.items():
+        for value in (c.min, c.max):
+            c.value = value
+            assert "cannot run" not in panel.status.value, (name, value, panel.status.value)
+        c.value = {"tau": 0.0, "n": 24, "k": 16, "r": 2, "sigma": 0.01, "iters": 15}[name]
+    assert "CoLoRA" in panel.status.value
