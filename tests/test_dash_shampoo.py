@@ -364,3 +364,225 @@ def test_deterministic_verdicts_hold():
     from theorybook.dash_shampoo import deterministic_verdicts
 
     assert deterministic_verdicts().passed
+
+
+# ----------------------------------------------------------------------------------- optimizer as people use it
+def _model_params(seed=0, dtype=torch.float32):
+    """A 2-D weight, a 1-D bias, a 3-D and a 4-D (conv-like) weight."""
+    g = torch.Generator().manual_seed(seed)
+    shapes = [(10, 7), (7,), (2, 5, 3), (4, 3, 2, 2)]
+    return [torch.randn(s, generator=g, dtype=dtype).requires_grad_() for s in shapes]
+
+
+def _loss(params, seed=1):
+    g = torch.Generator().manual_seed(seed)
+    total = 0.0
+    for p in params:
+        target = torch.randn(p.shape, generator=g, dtype=p.dtype)
+        total = total + ((p - target) ** 2 * torch.linspace(0.5, 2.0, p.numel(), dtype=p.dtype).view(p.shape)).sum()
+    return total
+
+
+def _opt(params, **kw):
+    base = dict(lr=0.02, block_size=3, inv_root_freq=2, weight_decay=0.01, start_preconditioning_step=2, iters=12)
+    base.update(kw)
+    return Shampoo([{"params": params[:2]}, {"params": params[2:], "lr": 0.01, "block_size": 4}], **base)
+
+
+def _steps(opt, params, n, closure=True):
+    for _ in range(n):
+        def closure_fn():
+            opt.zero_grad()
+            loss = _loss(params)
+            loss.backward()
+            return loss
+        if closure:
+            out = opt.step(closure_fn)
+            assert torch.is_tensor(out)
+        else:
+            closure_fn()
+            opt.step()
+
+
+@pytest.mark.parametrize("method", ["ndb", "evd"])
+def test_state_dict_roundtrip_resumes_bit_identically(method, tmp_path):
+    params = _model_params()
+    opt = _opt(params, method=method)
+    _steps(opt, params, 3)
+    sd = opt.state_dict()
+    for state in sd["state"].values():  # flat: string keys, tensors and ints only
+        assert all(isinstance(k, str) for k in state)
+        assert all(torch.is_tensor(v) or type(v) is int for v in state.values())
+    path = tmp_path / "opt.pt"
+    torch.save(sd, path)
+    loaded = torch.load(path)  # defaults: weights_only=True
+    params2 = [p.detach().clone().requires_grad_() for p in params]
+    opt2 = _opt(params2, method=method)
+    opt2.load_state_dict(loaded)
+    _steps(opt, params, 4)
+    _steps(opt2, params2, 4)
+    for a, b in zip(params, params2, strict=True):
+        assert torch.equal(a, b)
+
+
+def test_closure_equals_explicit_backward():
+    p1, p2 = _model_params(), _model_params()
+    o1, o2 = _opt(p1), _opt(p2)
+    _steps(o1, p1, 4, closure=True)
+    _steps(o2, p2, 4, closure=False)
+    for a, b in zip(p1, p2, strict=True):
+        assert torch.equal(a, b)
+
+
+def test_param_groups_equal_separate_optimizers():
+    p1, p2 = _model_params(dtype=F64), _model_params(dtype=F64)
+    both = _opt(p1)
+    first = Shampoo(p2[:2], lr=0.02, block_size=3, inv_root_freq=2, weight_decay=0.01, start_preconditioning_step=2,
+                    iters=12)
+    second = Shampoo(p2[2:], lr=0.01, block_size=4, inv_root_freq=2, weight_decay=0.01,
+                     start_preconditioning_step=2, iters=12)
+    for _ in range(4):
+        for opt, ps in ((both, p1),):
+            opt.zero_grad()
+            _loss(ps).backward()
+            opt.step()
+        first.zero_grad()
+        second.zero_grad()
+        _loss(p2).backward()
+        first.step()
+        second.step()
+    for a, b in zip(p1, p2, strict=True):
+        assert torch.allclose(a, b, rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize(("m", "n", "block"), [(6, 4, 8), (10, 7, 3), (9, 9, 3), (5, 12, 4), (1, 5, 2)])
+def test_reshape_tiling_equals_per_tile_reference(m, n, block):
+    """First step on an m × n weight vs a per-tile loop over tile_slices with float64 EVD roots."""
+    g = torch.Generator().manual_seed(m * 100 + n)
+    W = torch.randn(m, n, generator=g, dtype=F64, requires_grad=True)
+    G = torch.randn(m, n, generator=g, dtype=F64)
+    W0 = W.detach().clone()
+    W.grad = G.clone()
+    Shampoo([W], lr=0.1, method="evd", eps=1e-9, block_size=block).step()
+    P = torch.empty_like(G)
+    for tiles in tile_slices((m, n), block).values():
+        for rs, cs in tiles:
+            t = G[rs, cs]
+            L, R = 0.05 * t @ t.T, 0.05 * t.T @ t
+            I_L, I_R = torch.eye(L.shape[0], dtype=F64), torch.eye(R.shape[0], dtype=F64)  # EVD's DS shift: +ε twice
+            U = reference_root(L + 1e-9 * I_L, 4, 1e-9) @ t @ reference_root(R + 1e-9 * I_R, 4, 1e-9)
+            Pg = t / (t.abs() + 1e-8)
+            P[rs, cs] = U * Pg.norm() / U.norm()
+    assert torch.allclose(W.detach(), W0 - 0.1 * P, rtol=1e-8, atol=1e-10)
+
+
+def test_higher_dimensional_parameter_is_its_matrix_view():
+    g = torch.Generator().manual_seed(3)
+    W4 = torch.randn(4, 3, 2, 2, generator=g, dtype=F64, requires_grad=True)
+    W2 = W4.detach().reshape(4, 12).clone().requires_grad_()
+    o4, o2 = Shampoo([W4], lr=0.05, block_size=5), Shampoo([W2], lr=0.05, block_size=5)
+    for k in range(3):
+        G = torch.randn(4, 3, 2, 2, generator=g, dtype=F64)
+        W4.grad, W2.grad = G.clone(), G.reshape(4, 12).clone()
+        o4.step()
+        o2.step()
+        assert torch.equal(W4.detach().reshape(4, 12), W2.detach()), k
+
+
+@pytest.mark.parametrize("shape", [(5,), (6, 4), (2, 3, 4), (3, 2, 2, 2)])
+def test_weight_decay_is_decoupled(shape):
+    W = torch.randn(shape, dtype=F64, requires_grad=True)
+    W0 = W.detach().clone()
+    W.grad = torch.zeros_like(W)  # zero gradient: the step is the decay alone
+    Shampoo([W], lr=0.1, weight_decay=0.5, block_size=3).step()
+    assert torch.allclose(W.detach(), W0 * (1 - 0.05), rtol=1e-15, atol=0)
+
+
+def test_before_start_preconditioning_the_step_is_adamw():
+    params = _model_params(dtype=F64)
+    ref = [p.detach().clone().requires_grad_() for p in params]
+    opt = Shampoo(params, lr=0.01, betas=(0.9, 0.95, 0.95), weight_decay=0.1, block_size=3,
+                  start_preconditioning_step=4)
+    adam = torch.optim.AdamW(ref, lr=0.01, betas=(0.9, 0.95), eps=1e-8, weight_decay=0.1)
+    for k in range(4):
+        for o, ps in ((opt, params), (adam, ref)):
+            o.zero_grad()
+            _loss(ps).backward()
+            o.step()
+        same = all(torch.allclose(a, b, rtol=1e-12, atol=1e-14) for a, b in zip(params, ref, strict=True))
+        assert same == (k < 3), k  # steps 1-3 are AdamW; step 4 is Shampoo's
+
+
+def test_first_gradient_off_cycle_gets_its_own_root():
+    """inv_root_freq > 1 and a factor whose first gradient arrives at a step off the first one's cycle."""
+    gen = torch.Generator().manual_seed(6)
+    A = torch.randn(6, 5, dtype=F64, generator=gen).requires_grad_()
+    B = torch.randn(4, 6, dtype=F64, generator=gen).requires_grad_()
+    opt = Shampoo([A, B], lr=0.01, inv_root_freq=3, block_size=4)
+    A.grad = torch.randn(6, 5, dtype=F64, generator=gen)
+    opt.step()  # B has no gradient yet
+    B.grad = torch.randn(4, 6, dtype=F64, generator=gen)
+    A.grad = torch.randn(6, 5, dtype=F64, generator=gen)
+    opt.step()  # A at its step 2 (off-cycle), B at its step 1: B's roots are computed now
+    state = opt.state[B]
+    assert state["step"] == 1 and opt.state[A]["step"] == 2
+    assert not torch.allclose(state["inv_L_ff"], torch.eye(4, dtype=F64).expand_as(state["inv_L_ff"]))
+    assert torch.isfinite(B).all() and opt.root_failures == 0
+
+
+def test_nonfinite_or_failed_root_keeps_previous_and_is_counted(monkeypatch):
+    import theorybook.dash_shampoo.optimizer as mod
+
+    W = torch.randn(6, 5, dtype=F64, requires_grad=True)
+    opt = Shampoo([W], lr=0.01, block_size=4)
+    W.grad = torch.randn_like(W)
+    opt.step()
+    before = {k: v.clone() for k, v in opt.state[W].items() if k.startswith("inv_")}
+    real = mod.solve_unchecked
+    monkeypatch.setattr(mod, "solve_unchecked", lambda S, *a: real(S, *a) * math.nan)
+    W.grad = torch.randn_like(W)
+    opt.step()
+    n_factors = 2 * 4  # four regions (ff, fr, rf, rr), L and R each
+    tiles = sum(v.shape[0] for v in before.values())
+    assert opt.root_failures == tiles and n_factors == len(before)
+    for k, v in before.items():
+        assert torch.equal(opt.state[W][k], v)
+    assert torch.isfinite(W).all()
+
+    def boom(*a):
+        raise torch.linalg.LinAlgError("ill-conditioned")
+
+    monkeypatch.setattr(mod, "solve_unchecked", boom)
+    W.grad = torch.randn_like(W)
+    opt.step()
+    assert opt.root_failures == 2 * tiles and torch.isfinite(W).all()
+
+
+def test_eps_default_and_group_validation():
+    W = torch.zeros(3, 3, requires_grad=True)
+    opt = Shampoo([W])
+    assert opt.defaults["eps"] == 1e-12
+    for bad in (-1e-3, math.nan, math.inf):
+        with pytest.raises(ValueError, match="Invalid eps"):
+            Shampoo([W], eps=bad)
+    with pytest.raises(TypeError):
+        Shampoo([W], eps=True)
+    with pytest.raises(ValueError, match="Invalid start_preconditioning_step"):
+        Shampoo([W], start_preconditioning_step=0)
+    with pytest.raises(ValueError, match="Invalid lr"):
+        opt.add_param_group({"params": [torch.zeros(2, 2, requires_grad=True)], "lr": -1.0})
+    with pytest.raises(ValueError, match="Invalid inv_root_freq"):
+        opt.add_param_group({"params": [torch.zeros(2, 2, requires_grad=True)], "inv_root_freq": 0})
+    assert len(opt.param_groups) == 1  # a rejected group is not kept
+
+
+def test_rank_deficient_factor_stays_bounded_with_default_eps():
+    """A rank-1 gradient: with ε = 1e-12 the EVD root's null-space eigenvalues are ε^{-1/4} ≈ 1e3, not tiny^{-1/4}."""
+    gen = torch.Generator().manual_seed(5)
+    u, v = torch.randn(8, 1, generator=gen), torch.randn(1, 8, generator=gen)
+    W = torch.zeros(8, 8, requires_grad=True)
+    opt = Shampoo([W], lr=0.01, method="evd", block_size=8)
+    W.grad = u @ v
+    opt.step()
+    assert float(opt.state[W]["inv_L_ff"].abs().max()) < 2e3
+    assert torch.isfinite(W).all() and float(W.detach().abs().max()) < 0.1

@@ -363,3 +363,85 @@ def test_seeded_verdicts_for_chapter_seed():
     v = po.seeded_verdicts(po.CHAPTER_SEEDS[0])
     assert v.passed, [r.claim for r in v.failures]
     assert {r.kind for r in v.rows} == {"reproduces", "differs", "consistency"}
+
+
+# ------------------------------------------------------------------ the optimizer as people use it
+def _mixed(seed=0, base="vadam"):
+    """An orthonormal stack, a tall (column-orthonormal) matrix, and two Euclidean parameters."""
+    gen = torch.Generator().manual_seed(seed)
+    X = torch.nn.Parameter(po.random_orthonormal(3, 4, 6, generator=gen, dtype=F64, device="cpu"))
+    Y = torch.nn.Parameter(po.random_orthonormal(1, 2, 5, generator=gen, dtype=F64, device="cpu")[0].mT.clone())
+    w = torch.nn.Parameter(torch.randn(5, 3, generator=gen, dtype=F64))
+    b = torch.nn.Parameter(torch.randn(3, generator=gen, dtype=F64))
+    targets = [torch.randn(t.shape, generator=gen, dtype=F64) for t in (X, Y, w, b)]
+    params = [X, Y, w, b]
+    opt = po.POGO([{"params": [X, Y]}, {"params": [w, b], "orthogonal": False, "lr": 0.05}], 0.02,
+                  base=base, momentum=0.5)
+    return params, targets, opt
+
+
+def _train(params, targets, opt, steps):
+    for _ in range(steps):
+        def closure():
+            opt.zero_grad()
+            loss = sum(((p - t) ** 2).sum() for p, t in zip(params, targets, strict=True))
+            loss.backward()
+            return loss
+        opt.step(closure)
+
+
+@pytest.mark.parametrize("base", ["sgd", "vadam"])
+def test_euclidean_groups_take_plain_steps_and_orthogonal_groups_stay_feasible(base):
+    params, targets, opt = _mixed(base=base)
+    X, Y, w, b = params
+    ref = [w.detach().clone().requires_grad_(), b.detach().clone().requires_grad_()]
+    torch_opt = (torch.optim.SGD(ref, lr=0.05, momentum=0.5) if base == "sgd"
+                 else torch.optim.Adam(ref, lr=0.05, betas=(0.9, 0.999), eps=1e-8))
+    for _ in range(5):
+        _train(params, targets, opt, 1)
+        torch_opt.zero_grad()
+        sum(((p - t) ** 2).sum() for p, t in zip(ref, targets[2:], strict=True)).backward()
+        torch_opt.step()
+    assert torch.allclose(w, ref[0], rtol=1e-12, atol=1e-14) and torch.allclose(b, ref[1], rtol=1e-12, atol=1e-14)
+    assert float(po.infeasibility(X.detach()).max()) < 1e-3 and float(po.infeasibility(Y.detach()).max()) < 1e-3
+
+
+def test_add_param_group_checks_orthonormality_and_says_how_to_split():
+    X, _ = _stack()
+    opt = po.POGO([torch.nn.Parameter(X.clone())], 0.1)
+    bias = torch.nn.Parameter(torch.zeros(4, dtype=F64))
+    with pytest.raises(ValueError, match="orthogonal': False"):
+        opt.add_param_group({"params": [bias]})
+    with pytest.raises(ValueError, match="orthonormal"):
+        opt.add_param_group({"params": [torch.nn.Parameter(X + 0.1)]})
+    with pytest.raises(ValueError, match="Invalid lr"):
+        opt.add_param_group({"params": [torch.nn.Parameter(X.clone())], "lr": -1.0})
+    with pytest.raises(TypeError, match="orthogonal"):
+        opt.add_param_group({"params": [bias], "orthogonal": 1})
+    with pytest.raises(ValueError, match="Invalid feasibility_tol"):
+        opt.add_param_group({"params": [torch.nn.Parameter(X.clone())], "feasibility_tol": 2.0})
+    opt.add_param_group({"params": [torch.nn.Parameter(X + 1e-4)], "feasibility_tol": 1e-2})  # a drifted resume
+    del opt.param_groups[-1]
+    assert len(opt.param_groups) == 1  # rejected groups are not kept
+    opt.add_param_group({"params": [bias], "orthogonal": False})
+    assert len(opt.param_groups) == 2
+
+
+@pytest.mark.parametrize("base", ["sgd", "vadam"])
+def test_pogo_state_dict_roundtrip_resumes_bit_identically(base, tmp_path):
+    params, targets, opt = _mixed(base=base)
+    _train(params, targets, opt, 3)
+    sd = opt.state_dict()
+    for st_ in sd["state"].values():
+        assert all(isinstance(k, str) for k in st_) and all(torch.is_tensor(v) or type(v) is int
+                                                           for v in st_.values())
+    torch.save(sd, tmp_path / "pogo.pt")
+    loaded = torch.load(tmp_path / "pogo.pt")  # defaults: weights_only=True
+    params2 = [torch.nn.Parameter(p.detach().clone()) for p in params]
+    opt2 = po.POGO([{"params": params2[:2]}, {"params": params2[2:], "orthogonal": False, "lr": 0.05}], 0.02,
+                   base=base, momentum=0.5, feasibility_tol=1e-2)  # resumed iterates are feasible to O(η⁴)
+    opt2.load_state_dict(loaded)
+    _train(params, targets, opt, 4)
+    _train(params2, targets, opt2, 4)
+    for a, c in zip(params, params2, strict=True):
+        assert torch.equal(a, c)

@@ -1,6 +1,7 @@
 r"""Block Shampoo with Adam grafting, preconditioner blocks stacked by size (the DASH layout), as a torch optimizer.
 
-For every 2-D parameter W (m × n), split into tiles of at most B × B, and each tile's gradient G:
+For every matrix parameter W (m × n; a tensor with more than two dimensions is seen as shape[0] × the rest),
+split into tiles of at most B × B, and each tile's gradient G:
 
 .. math::
 
@@ -11,10 +12,20 @@ For every 2-D parameter W (m × n), split into tiles of at most B × B, and each
     P = \frac{\|P_g\|_F}{\|U\|_F}\,U\ \text{(per tile)},\\
     W &\leftarrow (1-\eta\lambda)W - \eta P.
 
-All L and R factors of the same size — across tiles *and* parameters — are concatenated into one (N, b, b)
-stack and sent to :func:`~theorybook.dash_shampoo.solvers.inverse_root` in a single call; that is DASH's
-stacking. Parameters that are not matrices (biases, gains; also tensors with more than two dimensions) take the
-Adam grafting direction P_g alone (a simplification: DASH runs Shampoo-AdaGrad with root 2 on 1-D parameters).
+Before ``start_preconditioning_step`` the step is P = P_g (Adam); L and R accumulate from step 1.
+
+Tiles are cut by reshape/permute, not by a per-tile loop: the rows split into ⌊m/B⌋ full bands plus a remainder,
+the columns likewise, so a matrix has at most four *regions* (full×full, full×rest, rest×full, rest×rest), each a
+``(tiles, b_m, b_n)`` view. All L and R factors of the same size — across tiles, regions *and* parameters whose
+roots are due at this step — are concatenated into one (N, b, b) stack and sent to the inverse-root solver in a
+single call; that is DASH's stacking. A root that comes back non-finite (or a solver that raises) is rejected:
+the previous root (the identity before the first success) is kept and :attr:`Shampoo.root_failures` counts it.
+
+State is flat: per parameter, string keys holding tensors and ints only (``step``, ``block_size``,
+``root_failures``, ``momentum``, ``graft``, ``L_<region>``, ``R_<region>``, ``inv_L_<region>``,
+``inv_R_<region>``), so ``torch.save(opt.state_dict())`` loads back with ``torch.load``'s default
+``weights_only=True``. Parameters with fewer than two dimensions (biases, gains) take the Adam grafting direction
+P_g alone (a simplification: DASH runs Shampoo-AdaGrad with root 2 on 1-D parameters).
 """
 
 from __future__ import annotations
@@ -23,15 +34,22 @@ import math
 from collections import defaultdict
 
 import torch
+import torch.distributed as dist
 
 from .. import validate
 from .solvers import MAX_DEGREE, MAX_ITERS, METHODS, SCALINGS, solve_unchecked
 
 __all__ = ["Shampoo", "tile_slices"]
 
+#: Region names: (row part, column part), "f" = full B-bands, "r" = the remainder band.
+_PARTS = ("f", "r")
+
 
 def tile_slices(shape: tuple[int, int], block: int) -> dict[tuple[int, int], list[tuple[slice, slice]]]:
-    """Tiles of an m × n matrix with side ≤ ``block``, grouped by tile shape (edge tiles form their own groups)."""
+    """Tiles of an m × n matrix with side ≤ ``block``, grouped by tile shape (edge tiles form their own groups).
+
+    A reference description of the tiling (the optimizer itself cuts tiles by reshape/permute, in the same order).
+    """
     block = validate.integer("block", block, 1)
     if not isinstance(shape, tuple | list | torch.Size) or len(shape) != 2:
         raise TypeError(f"Invalid shape: {shape!r} (must be a pair (m, n))")
@@ -46,8 +64,61 @@ def tile_slices(shape: tuple[int, int], block: int) -> dict[tuple[int, int], lis
     return dict(groups)
 
 
-def _gather(X: torch.Tensor, tiles: list[tuple[slice, slice]]) -> torch.Tensor:
-    return torch.stack([X[rs, cs] for rs, cs in tiles])
+def _bands(size: int, block: int) -> list[tuple[str, int, int, int, int]]:
+    """(part, start, stop, count, side) of the full bands and the remainder band of one axis."""
+    full = size // block
+    out = []
+    if full:
+        out.append(("f", 0, full * block, full, block))
+    if size - full * block:
+        out.append(("r", full * block, size, 1, size - full * block))
+    return out
+
+
+def _regions(m: int, n: int, block: int) -> list[tuple[str, int, int, int, int, int, int, int, int]]:
+    """(name, r0, r1, c0, c1, rows of tiles, cols of tiles, b_m, b_n) for each non-empty region of an m × n matrix."""
+    return [(rp + cp, r0, r1, c0, c1, nr, nc, bm, bn)
+            for rp, r0, r1, nr, bm in _bands(m, block) for cp, c0, c1, nc, bn in _bands(n, block)]
+
+
+def _tiles(X: torch.Tensor, region) -> torch.Tensor:
+    """The region's tiles as a (nr·nc, b_m, b_n) tensor, row-major tile order."""
+    _, r0, r1, c0, c1, nr, nc, bm, bn = region
+    return X[r0:r1, c0:c1].reshape(nr, bm, nc, bn).permute(0, 2, 1, 3).reshape(nr * nc, bm, bn)
+
+
+def _untile(T: torch.Tensor, region) -> torch.Tensor:
+    """Inverse of :func:`_tiles`: (nr·nc, b_m, b_n) → the (r1−r0) × (c1−c0) block of the matrix."""
+    _, _, _, _, _, nr, nc, bm, bn = region
+    return T.reshape(nr, nc, bm, bn).permute(0, 2, 1, 3).reshape(nr * bm, nc * bn)
+
+
+def _matrix(t: torch.Tensor) -> torch.Tensor:
+    """The matrix view of a parameter-shaped tensor: (shape[0], prod(shape[1:]))."""
+    return t if t.ndim == 2 else t.reshape(t.shape[0], -1)
+
+
+def _check_group(group: dict) -> None:
+    """Validate (and normalise in place) one param group's hyperparameters."""
+    group["lr"] = validate.number("lr", group["lr"], 0.0, math.inf, low_open=True)
+    betas = group["betas"]
+    if not isinstance(betas, tuple | list) or len(betas) != 3:
+        raise ValueError(f"Invalid betas: {betas!r} (must be three numbers (β_G, β_LR, β_g))")
+    group["betas"] = tuple(validate.number(name, b, 0.0, 1.0, high_open=True)
+                           for name, b in zip(("beta_G", "beta_LR", "beta_graft"), betas, strict=True))
+    group["eps"] = validate.number("eps", group["eps"], 0.0, math.inf)
+    group["block_size"] = validate.integer("block_size", group["block_size"], 1)
+    group["inv_root_freq"] = validate.integer("inv_root_freq", group["inv_root_freq"], 1)
+    group["start_preconditioning_step"] = validate.integer("start_preconditioning_step",
+                                                           group["start_preconditioning_step"], 1)
+    validate.one_of("method", group["method"], METHODS)
+    group["iters"] = validate.integer("iters", group["iters"], 1, MAX_ITERS)
+    validate.one_of("scaling", group["scaling"], SCALINGS)
+    group["degree"] = validate.integer("degree", group["degree"], 1, MAX_DEGREE)
+    group["weight_decay"] = validate.number("weight_decay", group["weight_decay"], 0.0, math.inf)
+    for flag in ("stacked", "distributed"):
+        if not isinstance(group[flag], bool):
+            raise TypeError(f"Invalid {flag}: {group[flag]!r} (must be True or False)")
 
 
 class Shampoo(torch.optim.Optimizer):
@@ -56,53 +127,132 @@ class Shampoo(torch.optim.Optimizer):
     Parameters
     ----------
     lr: η. betas: (β_G, β_LR, β_g) = (0.9, 0.95, 0.95) — momentum of G̃, EMA of L/R, grafting second moment.
-    eps: ε added to L and R before the root. block_size: B. inv_root_freq: recompute L̄, R̄ every k steps.
-    method, iters, scaling, degree: the inverse-root solver (see :func:`inverse_root`). weight_decay: λ.
-    stacked: ``True`` sends all same-size factors in one call; ``False`` loops over blocks (Distributed
-    Shampoo's layout) — same numbers, different speed.
+    eps: ε ≥ 0 added to L and R before the root (default 1e-12: with ε = 0 an EVD root of a rank-deficient factor
+    clamps eigenvalues to the dtype's ``tiny``, and tiny^{-1/4} amplifies null-space noise).
+    block_size: B. inv_root_freq: recompute L̄, R̄ every k steps (counted per parameter from
+    ``start_preconditioning_step``). start_preconditioning_step: first step (1-based) that uses the Shampoo
+    direction; earlier steps are Adam steps. method, iters, scaling, degree: the inverse-root solver (see
+    :func:`inverse_root`). weight_decay: λ (decoupled). stacked: ``True`` sends all same-size factors in one call;
+    ``False`` loops over blocks (Distributed Shampoo's layout) — same numbers, different speed.
+
+    distributed: with ``torch.distributed`` initialised (e.g. under DDP, where every rank holds the same averaged
+    gradients and hence the same factors), each same-size stack of factors is split into ``world_size`` equal
+    shares (padded with identities); each rank computes the inverse roots of its share and ``all_gather`` assembles
+    the stack on every rank. Same parameters as one process, up to float round-off. Every rank must call
+    :meth:`step` (collective).
+
+    Every hyperparameter is validated, also in param groups added later (:meth:`add_param_group`).
+    :attr:`root_failures` is the number of factor roots rejected so far (non-finite or solver error).
     """
 
     def __init__(self, params, lr: float = 1e-3, betas: tuple[float, float, float] = (0.9, 0.95, 0.95),
-                 eps: float = 0.0, block_size: int = 64, inv_root_freq: int = 1, method: str = "ndb",
+                 eps: float = 1e-12, block_size: int = 64, inv_root_freq: int = 1, method: str = "ndb",
                  iters: int = 10, scaling: str = "fro", degree: int = 60, weight_decay: float = 0.0,
-                 stacked: bool = True):
-        lr = validate.number("lr", lr, 0.0, math.inf, low_open=True)
-        if not isinstance(betas, tuple | list) or len(betas) != 3:
-            raise ValueError(f"Invalid betas: {betas!r} (must be three numbers (β_G, β_LR, β_g))")
-        betas = tuple(validate.number(name, b, 0.0, 1.0, high_open=True)
-                      for name, b in zip(("beta_G", "beta_LR", "beta_graft"), betas, strict=True))
-        eps = validate.number("eps", eps, 0.0, math.inf)
-        block_size = validate.integer("block_size", block_size, 1)
-        inv_root_freq = validate.integer("inv_root_freq", inv_root_freq, 1)
-        validate.one_of("method", method, METHODS)
-        iters = validate.integer("iters", iters, 1, MAX_ITERS)
-        validate.one_of("scaling", scaling, SCALINGS)
-        degree = validate.integer("degree", degree, 1, MAX_DEGREE)
-        weight_decay = validate.number("weight_decay", weight_decay, 0.0, math.inf)
-        if not isinstance(stacked, bool):
-            raise TypeError(f"Invalid stacked: {stacked!r} (must be True or False)")
-        defaults = dict(lr=lr, betas=tuple(betas), eps=eps, block_size=block_size, inv_root_freq=inv_root_freq,
+                 stacked: bool = True, start_preconditioning_step: int = 1, distributed: bool = False):
+        defaults = dict(lr=lr, betas=betas, eps=eps, block_size=block_size, inv_root_freq=inv_root_freq,
                         method=method, iters=iters, scaling=scaling, degree=degree, weight_decay=weight_decay,
-                        stacked=bool(stacked))
+                        stacked=stacked, start_preconditioning_step=start_preconditioning_step,
+                        distributed=distributed)
+        _check_group(defaults)
         super().__init__(params, defaults)
 
-    # -- the inverse roots of every factor in the group, stacked by size --------------------------------
-    def _refresh_roots(self, group, params) -> None:
-        by_size: dict[int, list[tuple[dict, str, int]]] = defaultdict(list)
-        for p in params:
-            for fac in self.state[p]["factors"].values():
-                for side in ("L", "R"):
-                    by_size[fac[side].shape[-1]].append((fac, side, fac[side].shape[0]))
+    def add_param_group(self, param_group: dict) -> None:
+        """torch.optim's ``add_param_group``, validating the group's hyperparameters (defaults filled in)."""
+        super().add_param_group(param_group)
+        try:
+            _check_group(self.param_groups[-1])
+        except (TypeError, ValueError):
+            del self.param_groups[-1]
+            raise
+
+    @property
+    def root_failures(self) -> int:
+        """Factor roots rejected so far (non-finite, or the solver raised); each kept its previous root."""
+        return sum(int(st.get("root_failures", 0)) for st in self.state.values())
+
+    # -- state ------------------------------------------------------------------------------------------
+    def _init_state(self, p: torch.Tensor, group: dict) -> dict:
+        st = self.state[p]
+        st["step"] = 0
+        st["root_failures"] = 0
+        st["momentum"] = torch.zeros_like(p, memory_format=torch.preserve_format)
+        st["graft"] = torch.zeros_like(p, memory_format=torch.preserve_format)
+        if p.ndim >= 2:
+            st["block_size"] = block = group["block_size"]
+            m, n = _matrix(p).shape
+            for name, _, _, _, _, nr, nc, bm, bn in _regions(m, n, block):
+                k = nr * nc
+                st["L_" + name] = p.new_zeros(k, bm, bm)
+                st["R_" + name] = p.new_zeros(k, bn, bn)
+                st["inv_L_" + name] = torch.eye(bm, dtype=p.dtype, device=p.device).expand(k, bm, bm).clone()
+                st["inv_R_" + name] = torch.eye(bn, dtype=p.dtype, device=p.device).expand(k, bn, bn).clone()
+        return st
+
+    @staticmethod
+    def _regions_of(p: torch.Tensor, st: dict):
+        m, n = _matrix(p).shape
+        return _regions(m, n, int(st["block_size"]))
+
+    # -- the inverse roots of every due factor in the group, stacked by size ---------------------------
+    def _solve(self, stack: torch.Tensor, group: dict) -> torch.Tensor | None:
+        if group["distributed"] and dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1:
+            return self._solve_sharded(stack, group)
+        return self._solve_local(stack, group)
+
+    def _solve_sharded(self, stack: torch.Tensor, group: dict) -> torch.Tensor:
+        """Rank r solves rows [r·k, (r+1)·k) of the identity-padded stack; all_gather assembles it on every rank.
+
+        A local solver error becomes a NaN share (never a skipped collective), rejected afterwards like any
+        non-finite root."""
+        world, rank = dist.get_world_size(), dist.get_rank()
+        N, b = stack.shape[0], stack.shape[-1]
+        k = -(-N // world)
+        if k * world > N:
+            eye = torch.eye(b, dtype=stack.dtype, device=stack.device)
+            stack = torch.cat([stack, eye.expand(k * world - N, b, b)])
+        share = self._solve_local(stack[rank * k : (rank + 1) * k], group)
+        if share is None:
+            share = torch.full((k, b, b), math.nan, dtype=stack.dtype, device=stack.device)
+        parts = [torch.empty_like(share) for _ in range(world)]
+        dist.all_gather(parts, share.contiguous())
+        return torch.cat(parts)[:N]
+
+    def _solve_local(self, stack: torch.Tensor, group: dict) -> torch.Tensor | None:
         args = (group["method"], group["iters"], group["scaling"], group["eps"], group["degree"])
-        for entries in by_size.values():
-            stack = torch.cat([fac[side] for fac, side, _ in entries])
-            stack = 0.5 * (stack + stack.mT)  # G Gᵀ from a matmul is symmetric only up to rounding
+        try:
             if group["stacked"]:
-                roots = solve_unchecked(stack, 4, *args)
-            else:
-                roots = torch.cat([solve_unchecked(stack[i : i + 1], 4, *args) for i in range(stack.shape[0])])
-            for (fac, side, _), chunk in zip(entries, roots.split([e[2] for e in entries]), strict=True):
-                fac["inv_" + side] = chunk
+                return solve_unchecked(stack, 4, *args)
+            return torch.cat([solve_unchecked(stack[i : i + 1], 4, *args) for i in range(stack.shape[0])])
+        except RuntimeError:  # torch.linalg.LinAlgError included: keep the previous roots
+            return None
+
+    def _refresh_roots(self, group: dict, params: list[torch.Tensor]) -> None:
+        by_size: dict[int, list[tuple[dict, str]]] = defaultdict(list)
+        for p in params:
+            st = self.state[p]
+            for region in self._regions_of(p, st):
+                for side in ("L", "R"):
+                    key = f"{side}_{region[0]}"
+                    by_size[st[key].shape[-1]].append((st, key))
+        for entries in by_size.values():
+            stack = torch.cat([st[key] for st, key in entries])
+            stack = 0.5 * (stack + stack.mT)  # G Gᵀ from a matmul is symmetric only up to rounding
+            roots = self._solve(stack, group)
+            counts = [st[key].shape[0] for st, key in entries]
+            if roots is None:
+                for st, key in entries:
+                    st["root_failures"] += st[key].shape[0]
+                continue
+            ok = torch.isfinite(roots).flatten(1).all(1)
+            bad = (~ok).int().split(counts)
+            all_ok = bool(ok.all())
+            for (st, key), chunk, nbad, good in zip(entries, roots.split(counts), bad, ok.split(counts),
+                                                   strict=True):
+                if all_ok:
+                    st["inv_" + key] = chunk
+                else:
+                    st["root_failures"] += int(nbad.sum())
+                    st["inv_" + key] = torch.where(good[:, None, None], chunk, st["inv_" + key])
 
     @torch.no_grad()
     def step(self, closure=None):
@@ -112,53 +262,47 @@ class Shampoo(torch.optim.Optimizer):
                 loss = closure()
         for group in self.param_groups:
             b_G, b_LR, b_g = group["betas"]
-            params = [p for p in group["params"] if p.grad is not None]
-            matrices = []
+            start, freq = group["start_preconditioning_step"], group["inv_root_freq"]
+            params = [p for p in group["params"] if p.grad is not None and p.numel() > 0]
+            due = []
             for p in params:
-                st = self.state[p]
-                if not st:
-                    st["step"] = 0
-                    st["momentum"] = torch.zeros_like(p)
-                    st["graft"] = torch.zeros_like(p)
-                    if p.ndim == 2:
-                        st["tiles"] = tile_slices(tuple(p.shape), group["block_size"])
-                        st["factors"] = {
-                            shape: {"L": p.new_zeros(len(t), shape[0], shape[0]),
-                                    "R": p.new_zeros(len(t), shape[1], shape[1])}
-                            for shape, t in st["tiles"].items()}
+                if p.grad.is_sparse:
+                    raise RuntimeError("Shampoo does not support sparse gradients")
+                st = self.state[p] if self.state[p] else self._init_state(p, group)
                 st["step"] += 1
                 g = p.grad
                 st["momentum"].lerp_(g, 1 - b_G)
                 st["graft"].mul_(b_g).addcmul_(g, g, value=1 - b_g)
-                if p.ndim == 2:
-                    matrices.append(p)
-                    for shape, tiles in st["tiles"].items():
-                        G = _gather(g, tiles)
-                        fac = st["factors"][shape]
-                        fac["L"].mul_(b_LR).add_(G @ G.mT, alpha=1 - b_LR)
-                        fac["R"].mul_(b_LR).add_(G.mT @ G, alpha=1 - b_LR)
-            if matrices and (self.state[matrices[0]]["step"] - 1) % group["inv_root_freq"] == 0:
-                self._refresh_roots(group, matrices)
+                if p.ndim >= 2:
+                    G2 = _matrix(g)
+                    for region in self._regions_of(p, st):
+                        G = _tiles(G2, region)
+                        st["L_" + region[0]].mul_(b_LR).add_(G @ G.mT, alpha=1 - b_LR)
+                        st["R_" + region[0]].mul_(b_LR).add_(G.mT @ G, alpha=1 - b_LR)
+                    t = st["step"]
+                    if t >= start and (t - start) % freq == 0:
+                        due.append(p)
+            if due:
+                self._refresh_roots(group, due)
             for p in params:
                 self._apply(p, group, b_G, b_g)
         return loss
 
-    def _apply(self, p, group, b_G: float, b_g: float) -> None:
+    def _apply(self, p: torch.Tensor, group: dict, b_G: float, b_g: float) -> None:
         st = self.state[p]
         t = st["step"]
         m_hat = st["momentum"] / (1 - b_G**t)
         direction = m_hat / ((st["graft"] / (1 - b_g**t)).sqrt() + 1e-8)  # P_g, Adam's step
-        if p.ndim == 2:
-            P = torch.empty_like(p)
-            for shape, tiles in st["tiles"].items():
-                fac = st["factors"][shape]
-                U = fac["inv_L"] @ _gather(m_hat, tiles) @ fac["inv_R"]
-                Pg = _gather(direction, tiles)
+        if p.ndim >= 2 and t >= group["start_preconditioning_step"]:
+            M2, D2 = _matrix(m_hat), _matrix(direction)
+            P = torch.empty_like(D2)
+            for region in self._regions_of(p, st):
+                name, r0, r1, c0, c1 = region[:5]
+                U = st["inv_L_" + name] @ _tiles(M2, region) @ st["inv_R_" + name]
+                Pg = _tiles(D2, region)
                 ratio = Pg.flatten(1).norm(dim=1) / U.flatten(1).norm(dim=1).clamp_min(1e-30)
-                U = U * ratio[:, None, None]
-                for (rs, cs), u in zip(tiles, U, strict=True):
-                    P[rs, cs] = u
-            direction = P
+                P[r0:r1, c0:c1] = _untile(U * ratio[:, None, None], region)
+            direction = P.reshape(p.shape)
         if group["weight_decay"]:
             p.mul_(1 - group["lr"] * group["weight_decay"])
         p.add_(direction, alpha=-group["lr"])

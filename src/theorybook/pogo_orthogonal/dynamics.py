@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import torch
+import torch.distributed as dist
 
 from .. import validate
 from ..device import resolve_device, resolve_dtype
@@ -98,9 +99,10 @@ def _infeasibility(X: torch.Tensor) -> torch.Tensor:
     return torch.linalg.matrix_norm(R @ R.mT - eye)
 
 
-def _check_orthonormal(name: str, X: torch.Tensor) -> None:
+def _check_orthonormal(name: str, X: torch.Tensor, tol: float | None = None) -> None:
     _check_stack(name, X)
-    tol = ORTHO_TOL.get(X.dtype, 1e-4) * math.sqrt(min(X.shape[-2:]))
+    if tol is None:
+        tol = ORTHO_TOL.get(X.dtype, 1e-4) * math.sqrt(min(X.shape[-2:]))
     err = float(_infeasibility(X).max()) if X.numel() else 0.0
     if not math.isfinite(err) or err > tol:
         raise ValueError(f"Invalid {name}: max ‖XXᵀ − I‖_F = {err:.3g} (must be ≤ {tol:.3g}: the stack must be "
@@ -270,10 +272,34 @@ def cayley_step(X: torch.Tensor, G: torch.Tensor, lr: float) -> torch.Tensor:
 
 
 # ---------------------------------------------------------------------------------------------- POGO
+def _check_pogo_group(group: dict) -> None:
+    """Validate (and normalise in place) one POGO param group's hyperparameters."""
+    group["lr"] = _lr(group["lr"])
+    validate.one_of("base", group["base"], ("sgd", "vadam"))
+    group["momentum"] = validate.number("momentum", group["momentum"], 0.0, 1.0, high_open=True)
+    betas = group["betas"]
+    if not isinstance(betas, tuple | list) or len(betas) != 2:
+        raise ValueError(f"Invalid betas: {betas!r} (must be a pair (beta1, beta2))")
+    group["betas"] = (validate.number("beta1", betas[0], 0.0, 1.0, high_open=True),
+                      validate.number("beta2", betas[1], 0.0, 1.0, high_open=True))
+    group["lam"] = validate.number("lam", group["lam"], 0.0, 1.0, low_open=True, high_open=True)
+    group["lambda_every"] = validate.integer("lambda_every", group["lambda_every"], 0)
+    if not isinstance(group["orthogonal"], bool):
+        raise TypeError(f"Invalid orthogonal: {group['orthogonal']!r} (must be True or False)")
+    if not isinstance(group["distributed"], bool):
+        raise TypeError(f"Invalid distributed: {group['distributed']!r} (must be True or False)")
+    if group["feasibility_tol"] is not None:
+        group["feasibility_tol"] = validate.number("feasibility_tol", group["feasibility_tol"], 0.0, 0.5,
+                                                   low_open=True)
+
+
 class POGO(torch.optim.Optimizer):
     r"""POGO: base optimiser → relative gradient → tangent step → one-step normal correction.
 
-    Parameters are stacks ``(..., p, n)`` orthonormal at construction (rows if ``p ≤ n``, else columns).
+    Parameters are stacks ``(..., p, n)`` orthonormal when added (rows if ``p ≤ n``, else columns), checked at
+    construction and in :meth:`add_param_group`: max ‖XXᵀ − I‖_F within the dtype's round-off, or within
+    ``feasibility_tol`` (≤ ½) when given — e.g. to resume from a checkpoint of a POGO run, whose iterates are
+    feasible only up to POGO's η⁴ term.
 
     * ``base="sgd"``: :math:`\tilde G = \mathrm{buf} \leftarrow \mu\,\mathrm{buf} + G` (``momentum`` μ; plain
       gradient when μ = 0).
@@ -285,27 +311,49 @@ class POGO(torch.optim.Optimizer):
     :math:`X^+=M+\lambda(M-MM^\top M)` with ``lam`` (½ = one Newton–Schulz polar step), or, every
     ``lambda_every`` = k > 0 steps, λ from :func:`quartic_lambda`. Six batched products per step (see
     :func:`product_count`). Works on any device; state lives with the parameter.
+
+    **Euclidean groups.** A param group with ``orthogonal=False`` (e.g. biases, an unconstrained head) holds
+    ordinary parameters of any shape and takes a plain step with the same base: ``"sgd"`` →
+    :math:`w\leftarrow w-\eta\,\mathrm{buf}` (heavy-ball momentum μ), ``"vadam"`` → Adam
+    (:math:`w\leftarrow w-\eta\,\hat m/(\sqrt{\hat v}+10^{-8})`, element-wise v). Example:
+    ``POGO([{"params": stiefel}, {"params": others, "orthogonal": False}], lr=0.1)``.
+
+    **Distributed.** ``distributed=True`` with ``torch.distributed`` initialised (e.g. under DDP: every rank holds
+    the same averaged gradient): the base direction is formed on every rank (element-wise, so the state stays
+    identical everywhere), and the six products of a stack ``(b, p, n)`` are split into ``world_size`` equal
+    shares of matrices, each rank computing its share, then ``all_gather``. Every rank must call :meth:`step`.
+
+    State is flat (string keys, tensors and an int ``step``): ``torch.save(opt.state_dict())`` loads back with
+    ``torch.load``'s default ``weights_only=True``.
     """
 
     def __init__(self, params, lr: float, *, base: str = "sgd", momentum: float = 0.0,
-                 betas: tuple[float, float] = (0.9, 0.999), lam: float = 0.5, lambda_every: int = 0):
-        lr = _lr(lr)
-        validate.one_of("base", base, ("sgd", "vadam"))
-        momentum = validate.number("momentum", momentum, 0.0, 1.0, high_open=True)
-        if not isinstance(betas, tuple | list) or len(betas) != 2:
-            raise ValueError(f"Invalid betas: {betas!r} (must be a pair (beta1, beta2))")
-        betas = (validate.number("beta1", betas[0], 0.0, 1.0, high_open=True),
-                 validate.number("beta2", betas[1], 0.0, 1.0, high_open=True))
-        lam = validate.number("lam", lam, 0.0, 1.0, low_open=True, high_open=True)
-        lambda_every = validate.integer("lambda_every", lambda_every, 0)
-        defaults = dict(lr=lr, base=base, momentum=momentum, betas=betas, lam=lam, lambda_every=lambda_every)
+                 betas: tuple[float, float] = (0.9, 0.999), lam: float = 0.5, lambda_every: int = 0,
+                 orthogonal: bool = True, feasibility_tol: float | None = None, distributed: bool = False):
+        defaults = dict(lr=lr, base=base, momentum=momentum, betas=betas, lam=lam, lambda_every=lambda_every,
+                        orthogonal=orthogonal, feasibility_tol=feasibility_tol, distributed=distributed)
+        _check_pogo_group(defaults)
         super().__init__(params, defaults)
 
     def add_param_group(self, param_group: dict) -> None:
-        """torch.optim's ``add_param_group``, refusing a stack that is not orthonormal (also after construction)."""
+        """torch.optim's ``add_param_group``, validating the group's hyperparameters and, for an orthogonal group,
+        refusing a stack that is not orthonormal (also after construction). A rejected group is not kept."""
         super().add_param_group(param_group)
-        for i, X in enumerate(self.param_groups[-1]["params"]):
-            _check_orthonormal(f"params[{i}]", X.detach())
+        group = self.param_groups[-1]
+        try:
+            _check_pogo_group(group)
+            if group["orthogonal"]:
+                for i, X in enumerate(group["params"]):
+                    try:
+                        _check_orthonormal(f"params[{i}]", X.detach(), group["feasibility_tol"])
+                    except ValueError as err:
+                        raise ValueError(f"{err}. For ordinary (Euclidean) parameters use a separate group: "
+                                         "POGO([{'params': orthonormal}, {'params': others, 'orthogonal': False}],"
+                                         " lr). To resume from a POGO run (which drifts by its η⁴ term) pass "
+                                         "feasibility_tol, e.g. 1e-2") from None
+        except (TypeError, ValueError):
+            del self.param_groups[-1]
+            raise
 
     @torch.no_grad()
     def step(self, closure: Callable[[], torch.Tensor] | None = None):
@@ -316,8 +364,36 @@ class POGO(torch.optim.Optimizer):
         for group in self.param_groups:
             for X in group["params"]:
                 if X.grad is not None:
-                    self._update(X, X.grad, group, self.state[X])
+                    if X.grad.is_sparse:
+                        raise RuntimeError("POGO does not support sparse gradients")
+                    if group["orthogonal"]:
+                        self._update(X, X.grad, group, self.state[X])
+                    else:
+                        self._euclidean(X, X.grad, group, self.state[X])
         return loss
+
+    @staticmethod
+    def _euclidean(w: torch.Tensor, g: torch.Tensor, group: dict, state: dict) -> None:
+        state["step"] = t = state.get("step", 0) + 1
+        if group["base"] == "sgd":
+            if group["momentum"] > 0:
+                buf = state.get("momentum_buffer")
+                if buf is None:
+                    buf = state["momentum_buffer"] = g.clone()
+                else:
+                    buf.mul_(group["momentum"]).add_(g)
+                g = buf
+            w.add_(g, alpha=-group["lr"])
+            return
+        b1, b2 = group["betas"]
+        if "exp_avg" not in state:
+            state["exp_avg"] = torch.zeros_like(w)
+            state["exp_avg_sq"] = torch.zeros_like(w)
+        m, v = state["exp_avg"], state["exp_avg_sq"]
+        m.lerp_(g, 1 - b1)
+        v.mul_(b2).addcmul_(g, g, value=1 - b2)
+        denom = (v / (1 - b2**t)).sqrt_().add_(VADAM_EPS)
+        w.addcdiv_(m / (1 - b1**t), denom, value=-group["lr"])
 
     @staticmethod
     def _update(X: torch.Tensor, G: torch.Tensor, group: dict, state: dict) -> None:
@@ -341,10 +417,37 @@ class POGO(torch.optim.Optimizer):
             denom = (v / (1 - b2**t)).sqrt_().add_(VADAM_EPS)
             G = (m / (1 - b1**t)) / denom
         R, D = _rows(X), _rows(G)
-        M = R - group["lr"] * (0.5 * ((R @ R.mT) @ D - (R @ D.mT) @ R))
-        k = group["lambda_every"]
-        lam = _quartic_lambda(M) if k > 0 and t % k == 0 else group["lam"]
-        R.copy_(M + lam * (M - (M @ M.mT) @ M))
+        quartic = group["lambda_every"] > 0 and t % group["lambda_every"] == 0
+        if R.ndim >= 3 and group["distributed"] and dist.is_available() and dist.is_initialized() \
+                and dist.get_world_size() > 1:
+            shape = R.shape
+            new = _sharded(_pogo_core, R.reshape(-1, *shape[-2:]), D.reshape(-1, *shape[-2:]), group["lr"],
+                           group["lam"], quartic)
+            R.copy_(new.reshape(shape))
+        else:
+            R.copy_(_pogo_core(R, D, group["lr"], group["lam"], quartic))
+
+
+def _pogo_core(R: torch.Tensor, D: torch.Tensor, lr: float, lam: float, quartic: bool) -> torch.Tensor:
+    """Tangent step and normal correction on row-orthonormal R with base direction D (the six products)."""
+    M = R - lr * (0.5 * ((R @ R.mT) @ D - (R @ D.mT) @ R))
+    lam = _quartic_lambda(M) if quartic else lam
+    return M + lam * (M - (M @ M.mT) @ M)
+
+
+def _sharded(fn: Callable[..., torch.Tensor], R: torch.Tensor, D: torch.Tensor, *args) -> torch.Tensor:
+    """fn on this rank's equal share of the (N, p, n) stacks (padded with copies of the first matrix), then
+    ``all_gather``: every rank ends with fn of the whole stack."""
+    world, rank = dist.get_world_size(), dist.get_rank()
+    N = R.shape[0]
+    k = -(-N // world)
+    if k * world > N:
+        R = torch.cat([R, R[:1].expand(k * world - N, *R.shape[1:])])
+        D = torch.cat([D, D[:1].expand(k * world - N, *D.shape[1:])])
+    share = fn(R[rank * k : (rank + 1) * k], D[rank * k : (rank + 1) * k], *args).contiguous()
+    parts = [torch.empty_like(share) for _ in range(world)]
+    dist.all_gather(parts, share)
+    return torch.cat(parts)[:N]
 
 
 # ---------------------------------------------------------------------------------------------- problems

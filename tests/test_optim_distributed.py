@@ -1,0 +1,113 @@
+"""Shampoo and POGO under torch.distributed (gloo, 2 CPU processes via torch.multiprocessing) vs one process.
+
+Each rank trains a DDP-wrapped model on its half of a batch (DDP averages the gradients, so every rank holds the
+full-batch mean gradient); Shampoo shards its stacked inverse roots across the ranks and POGO its stack of
+matrices, both then ``all_gather``. The parameters must equal a single-process run on the full batch to float64
+round-off. One spawn runs both optimizers, to keep process start-up (the dominant cost) to one.
+"""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+from theorybook.dash_shampoo import Shampoo
+from theorybook.pogo_orthogonal import POGO, random_orthonormal
+
+F64 = torch.float64
+STEPS = 4
+WORLD = 2
+
+
+def _shampoo_model() -> torch.nn.Module:
+    torch.manual_seed(0)
+    return torch.nn.Sequential(torch.nn.Linear(6, 11), torch.nn.Tanh(), torch.nn.Linear(11, 3)).to(F64)
+
+
+def _data():
+    g = torch.Generator().manual_seed(1)
+    return torch.randn(16, 6, generator=g, dtype=F64), torch.randn(16, 3, generator=g, dtype=F64)
+
+
+class _Stiefel(torch.nn.Module):
+    """A stack of 5 row-orthonormal 3 × 4 matrices applied to a batch: y_b = X_b x."""
+
+    def __init__(self):
+        super().__init__()
+        gen = torch.Generator().manual_seed(2)
+        self.X = torch.nn.Parameter(random_orthonormal(5, 3, 4, generator=gen, dtype=F64, device="cpu"))
+        self.head = torch.nn.Parameter(torch.randn(3, generator=gen, dtype=F64))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.einsum("bpn,kn->kbp", self.X, x) @ self.head
+
+
+def _pogo_data():
+    g = torch.Generator().manual_seed(3)
+    return torch.randn(16, 4, generator=g, dtype=F64), torch.randn(16, 5, generator=g, dtype=F64)
+
+
+def _train(model, opt, x, y, steps=STEPS):
+    for _ in range(steps):
+        opt.zero_grad()
+        torch.nn.functional.mse_loss(model(x), y).backward()
+        opt.step()
+    return [p.detach().clone() for p in model.parameters()]
+
+
+def _shampoo_opt(params, distributed):
+    return Shampoo(params, lr=0.05, block_size=4, inv_root_freq=2, weight_decay=0.01, iters=12,
+                   distributed=distributed)
+
+
+def _pogo_opt(model, distributed):
+    return POGO([{"params": [model.X]}, {"params": [model.head], "orthogonal": False}], 0.05, base="vadam",
+                lambda_every=2, distributed=distributed)
+
+
+def _worker(rank: int, port: int, out: str) -> None:
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=WORLD)
+    try:
+        results = {}
+        x, y = _data()
+        model = torch.nn.parallel.DistributedDataParallel(_shampoo_model())
+        results["shampoo"] = _train(model, _shampoo_opt(model.parameters(), True), x[rank::WORLD], y[rank::WORLD])
+        x, y = _pogo_data()
+        inner = _Stiefel()
+        model = torch.nn.parallel.DistributedDataParallel(inner)
+        results["pogo"] = _train(model, _pogo_opt(inner, True), x[rank::WORLD], y[rank::WORLD])
+        torch.save(results, f"{out}/rank{rank}.pt")
+    finally:
+        dist.destroy_process_group()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.skipif(not dist.is_available() or not dist.is_gloo_available(), reason="torch.distributed/gloo absent")
+def test_two_gloo_processes_equal_one_process(tmp_path):
+    mp.spawn(_worker, args=(_free_port(), str(tmp_path)), nprocs=WORLD, join=True, start_method="spawn")
+    ranks = [torch.load(tmp_path / f"rank{r}.pt") for r in range(WORLD)]
+
+    x, y = _data()
+    model = _shampoo_model()
+    single_shampoo = _train(model, _shampoo_opt(model.parameters(), False), x, y)
+    x, y = _pogo_data()
+    inner = _Stiefel()
+    single_pogo = _train(inner, _pogo_opt(inner, False), x, y)
+
+    for name, single in (("shampoo", single_shampoo), ("pogo", single_pogo)):
+        for r, res in enumerate(ranks):
+            for a, b in zip(res[name], single, strict=True):
+                assert torch.allclose(a, b, rtol=1e-10, atol=1e-12), (name, r, float((a - b).abs().max()))
+        start = [p.detach() for p in (_shampoo_model().parameters() if name == "shampoo"
+                                      else _Stiefel().parameters())]
+        assert not all(torch.allclose(a, b) for a, b in zip(single, start, strict=True))  # it did move
