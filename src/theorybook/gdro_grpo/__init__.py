@@ -1,0 +1,59 @@
+"""Group-DRO for GRPO: an adversary over difficulty bins turns GRPO into a curriculum (Panaganti et al., ICML 2026,
+arXiv 2601.19280), on a simulated 7-parameter policy (no LLM).
+
+Public API (arguments validated; bad input raises ``ValueError``/``TypeError`` naming parameter, value and range):
+
+``entropic_risk(L, eta)``, ``entropic_weights(L, eta)`` — Lemma 4.1's log-sum-exp value and softmax maximiser.
+``exp3p_weights(scores, *, eta_q, gamma, clip) -> (omega, q)`` — Prompt-GDRO's EXP3P adversary.
+``neyman_allocation(q, v, n_bar)`` — Theorem 4.2's square-root law; ``allocate_rollouts(counts, v, n_bar, arms)``
+its integer version at the exact budget (DP); ``best_response_arm(v, mu, arms)`` the shadow-price staircase.
+``pass_at_k(p, k)`` — ``1 − (1 − p)^k``.
+``simulate(method, ...)`` — GRPO / Prompt-GDRO / Rollout-GDRO (EXP3P + DP) / √-law allocator, batched over seeds.
+``minimax_toy(...)`` — Eq. 27 on a convex toy (OGD vs Hedge).
+``seeded_verdicts(seed)``, ``CHAPTER_SEEDS`` — the chapter's stochastic rows.
+Sympy derivations: :mod:`theorybook.gdro_grpo.theory`. Widget: :func:`theorybook.gdro_grpo.widgets.explorer`.
+"""
+
+from .experiment import (
+    CHAPTER_SEEDS,
+    METHODS,
+    PILOT_SEEDS,
+    MinimaxToy,
+    SimResult,
+    minimax_toy,
+    run_methods,
+    seeded_verdicts,
+    simulate,
+)
+from .theory import (
+    allocate_rollouts,
+    best_response_arm,
+    entropic_risk,
+    entropic_weights,
+    exp3p_weights,
+    neyman_allocation,
+    pass_at_k,
+)
+
+__all__ = [
+    "CHAPTER_SEEDS", "METHODS", "PILOT_SEEDS", "MinimaxToy", "SimResult", "allocate_rollouts", "best_response_arm",
+    "entropic_risk", "entropic_weights", "exp3p_weights", "minimax_toy", "neyman_allocation", "pass_at_k",
+    "run_methods", "seeded_verdicts", "simulate",
+]
+
+#: Cheap valid arguments for tests/test_api_fuzz.py (the other parameters keep their defaults).
+FUZZ_BASE = {
+    "entropic_risk": {"L": [0.1, 0.5, 0.2], "eta": 2.0},
+    "entropic_weights": {"L": [0.1, 0.5, 0.2], "eta": 2.0},
+    "exp3p_weights": {"scores": [0.1, 0.5, 0.2]},
+    "neyman_allocation": {"q": [0.5, 0.3, 0.2], "v": [0.1, 0.2, 0.05], "n_bar": 4},
+    "allocate_rollouts": {"counts": [3, 2, 1], "v": [0.1, 0.2, 0.05], "n_bar": 4},
+    "best_response_arm": {"v": [0.1, 0.2], "mu": 0.01},
+    "pass_at_k": {"p": [0.1, 0.5], "k": 8},
+    "simulate": {"method": "prompt_gdro", "steps": 3, "batch": 8, "seeds": 2, "n_prompts": 50, "curves": False},
+    "run_methods": {"seed": 0, "steps": 2, "batch": 8, "seeds": 1, "n_prompts": 30},
+    "seeded_verdicts": {"seed": 0},
+    "minimax_toy": {"T": 20},
+    "derive_zero_sum_advantage": {"n": 2},
+}
+

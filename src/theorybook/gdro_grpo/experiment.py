@@ -1,0 +1,411 @@
+"""A simulated policy that learns with GRPO, Prompt-GDRO and Rollout-GDRO — no LLM (torch, batched over seeds).
+
+The world [derived: the project's prototype design; our implementation]: ``n_prompts`` prompts in 6 latent topics
+with frequencies ∝ (50, 25, 12, 7, 4, 2)^skew %, base difficulty ``linspace(−2, 6, 6)`` (rare topics are harder)
+plus per-prompt noise of sd 1.5. The policy has 7 parameters: a rollout on prompt ``i`` succeeds with
+``p_i = σ(θ₀ + θ_topic(i) − b_i)``. Each step draws ``batch`` prompts, ``n_i`` Bernoulli(``p_i``) rollouts each, the
+group-standardised advantages ``A_ij = (r_ij − r̄_i)/(σ_i + ε)``, and takes the score-function step
+``θ ← θ + lr · mean_i w_i (1/n_i) Σ_j A_ij (r_ij − p_i) ∂z_i/∂θ``.
+
+Methods (``method=``):
+
+* ``"grpo"`` — ``w_i = 1``, ``n_i = n̄``.
+* ``"prompt_gdro"`` — online accuracy bins (bin 0 = lowest accuracy; hysteresis δ), EMA bin scores
+  ``S_b ← (1−β)S_b + β ℓ̄_b``, EXP3P weights ``ω, q`` (:func:`~.theory.exp3p_weights`), ``w_i = min(ω_b, ω_max)``
+  normalised to batch mean 1 [our choice: keeps the step size comparable with GRPO]. The bin signal ``ℓ̄_b`` is the
+  failure rate ``1 − r̄`` [reconstruction] or, with ``signal="surrogate"``, the on-policy surrogate loss
+  ``−mean_j A_ij`` (identically 0, the ablation).
+* ``"rollout_gdro"`` — EXP3P over arms with loss ``L_b(n) = v̂_b/n + μ n`` per bin, then the DP that maximises the
+  summed log-probability of the chosen arms subject to ``Σ_i n_i = n̄·batch`` exactly, and the dual step
+  ``μ ← max(0, μ + α_μ(ñ − n̄))`` on the controller's preferred (pre-DP) mean arm ``ñ`` [reconstruction].
+* ``"sqrt_law"`` — the integer square-root law: the DP minimises ``Σ_b c_b v̂_b/n_b`` at the exact budget.
+
+``v̂_b`` is an EMA of the unbiased Bernoulli variance ``n r̄(1−r̄)/(n−1)`` of the bin's prompts [reconstruction].
+Prompts never seen before have no bin at allocation time and get ``n̄`` rollouts. pass@8 is exact,
+``1 − (1 − p_i)^8``, averaged over all prompts of a topic.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, NamedTuple
+
+import numpy as np
+import torch
+
+from ..check import Verdicts, z_threshold
+from ..device import one_thread, resolve_device, to_numpy
+from ..validate import integer, memory_guard, number, one_of
+from .theory import _arms, dp_allocate, exp3p_weights
+
+__all__ = [
+    "CHAPTER_SEEDS", "METHODS", "PILOT_SEEDS", "SimResult", "simulate", "seeded_verdicts", "run_methods",
+    "minimax_toy", "MinimaxToy",
+]
+
+METHODS = ("grpo", "prompt_gdro", "rollout_gdro", "sqrt_law")
+CHAPTER_SEEDS = (28,)
+PILOT_SEEDS = (101, 102, 103)  # used once to fix the statistical tolerances; disjoint from CHAPTER_SEEDS
+BASE_FREQ = (0.50, 0.25, 0.12, 0.07, 0.04, 0.02)
+EPS = 1e-6
+
+
+class SimResult(NamedTuple):
+    """Histories of one method (``S`` seeds, ``T`` steps, ``B`` bins, 6 topics); numpy arrays."""
+
+    method: str
+    topic_pass8: np.ndarray  # (S, T+1, 6) mean pass@8 per topic (step 0 = before training)
+    overall_pass8: np.ndarray  # (S, T+1) pass@8 averaged over all prompts
+    prompt_share: np.ndarray  # (S, T, B) share of the batch's prompts in each bin (after classification)
+    weight: np.ndarray  # (S, T, B) adversary distribution q (prompt_gdro), else the prompt share
+    reward: np.ndarray  # (S, T, B) mean reward of the batch's prompts in each bin (0 where empty: see prompt_share)
+    rollout_share: np.ndarray  # (S, T, B) share of the batch's rollouts per bin at allocation (seen prompts)
+    alloc_share: np.ndarray  # (S, T, B) share of the batch's seen prompts per bin at allocation
+    arms: np.ndarray  # (S, T, B) arm per bin (n̄ for empty bins)
+    vhat: np.ndarray  # (S, T, B) the variance estimates used for the allocation
+    mean_rollouts: np.ndarray  # (S, T) realised mean rollouts per prompt
+    varproxy: np.ndarray  # (S, T) Σ_b ĉ_b v̂_b / n_b at allocation (ĉ = shares of seen prompts)
+    varproxy_uniform: np.ndarray  # (S, T) the same with n_b = n̄
+    wse: np.ndarray  # (S, T) Σ_b ĉ_b √v̂_b / √n_b
+    wse_uniform: np.ndarray  # (S, T) the same with n_b = n̄
+    wse_continuous: np.ndarray  # (S, T) WSE of the continuous √-law n*_b = n̄ √v̂_b / Σ ĉ √v̂
+    delta_mu: np.ndarray  # (S, T) Δµ = Σ_b b·q_b − Σ_b b·share_b (bin-index means of weight and data)
+    topic_freq: np.ndarray  # (6,)
+
+
+def _topic_freq(skew: float) -> torch.Tensor:
+    f = torch.tensor(BASE_FREQ, dtype=torch.float64) ** skew
+    return f / f.sum()
+
+
+def _bins_from_acc(acc: torch.Tensor, prev: torch.Tensor, B: int, delta: float) -> torch.Tensor:
+    """Accuracy bins ``[b/B, (b+1)/B)`` (bin 0 = lowest accuracy) with hysteresis: a prompt leaves its previous
+    bin only when its accuracy is more than ``delta`` outside that bin's interval."""
+    cand = torch.clamp((acc * B).floor().long(), 0, B - 1)
+    lo = prev.clamp(min=0).to(acc.dtype) / B
+    hi = lo + 1.0 / B
+    stay = (prev >= 0) & (acc >= lo - delta) & (acc < hi + delta)
+    return torch.where(stay, prev, cand)
+
+
+def simulate(method: str, *, steps: int = 60, batch: int = 64, n_bar: int = 4, seeds: int = 8, seed: int = 0,
+             n_prompts: int = 2000, bins: int = 6, eta_q: float = 3.0, gamma: float = 0.15, beta: float = 0.1,
+             clip: float = 5.0, w_max: float = 10.0, hysteresis: float = 0.0, arms: Any = range(2, 13),
+             lr: float = 0.3, skew: float = 1.0, signal: str = "failure", eta_arm: float = 200.0,
+             alpha_mu: float = 0.002, curves: bool = True, device: Any = None) -> SimResult:
+    """Train the 7-parameter policy for ``steps`` steps, ``seeds`` independent worlds and runs at once.
+
+    See the module docstring for the model and the methods; symbols: η_q = ``eta_q``, γ = ``gamma``,
+    β = ``beta``, C = ``clip``, ω_max = ``w_max``, δ = ``hysteresis``, n̄ = ``n_bar``, α_μ = ``alpha_mu``.
+    ``curves=False`` evaluates pass@8 only before and after training (same random draws, same final numbers;
+    ``topic_pass8`` then has 2 time points).
+    """
+    if not isinstance(curves, bool):
+        raise TypeError(f"Invalid curves: {curves!r} (must be a bool)")
+    one_of("method", method, METHODS)
+    one_of("signal", signal, ("failure", "surrogate"))
+    T = integer("steps", steps, 1, 100_000)
+    K = integer("batch", batch, 1, 100_000)
+    S = integer("seeds", seeds, 1, 100_000)
+    sd = integer("seed", seed, 0)
+    N = integer("n_prompts", n_prompts, 1, 10**8)
+    B = integer("bins", bins, 1, 100)
+    eq = number("eta_q", eta_q, 0.0, 100.0, low_open=True)
+    g = number("gamma", gamma, 0.0, 1.0, high_open=True)
+    be = number("beta", beta, 0.0, 1.0, low_open=True)
+    C = number("clip", clip, 0.0, 1e3, low_open=True)
+    wm = number("w_max", w_max, 1.0, 1e6)
+    dlt = number("hysteresis", hysteresis, 0.0, 1.0)
+    lr_ = number("lr", lr, 0.0, 100.0, low_open=True)
+    sk = number("skew", skew, 0.0, 5.0)
+    ea = number("eta_arm", eta_arm, 0.0, 1e6, low_open=True)
+    am = number("alpha_mu", alpha_mu, 0.0, 1.0)
+    ar = _arms(arms)
+    nb = integer("n_bar", n_bar, 1, 10_000)
+    if nb not in ar:
+        raise ValueError(f"Invalid n_bar: {n_bar!r} (must be one of the arms {ar})")
+    variable = method in ("rollout_gdro", "sqrt_law")
+    R = max(ar) if variable else nb
+    memory_guard(8.0 * (S * (4 * N + T * (K * R * 4 + 12 * B + 8)) + S * K * R * max(ar) * len(ar) * B),
+                 lower="seeds, n_prompts, steps, batch or arms")
+    dev = resolve_device(device)
+    dt = torch.float64
+    gen = torch.Generator().manual_seed(sd)
+    freq = _topic_freq(sk)
+    topic = torch.multinomial(freq.expand(S, -1), N, replacement=True, generator=gen)  # (S, N)
+    base = torch.linspace(-2.0, 6.0, 6, dtype=dt)
+    b = (base[topic] + 1.5 * torch.randn(S, N, generator=gen, dtype=dt)).to(dev)
+    topic = topic.to(dev)
+    onehot = torch.nn.functional.one_hot(topic, 6).to(dt)  # (S, N, 6)
+    per_topic = onehot.sum(1).clamp(min=1.0)
+    theta = torch.zeros(S, 7, dtype=dt, device=dev)
+    acc_sum = torch.zeros(S, N, dtype=dt, device=dev)
+    acc_cnt = torch.zeros(S, N, dtype=dt, device=dev)
+    pbin = torch.full((S, N), -1, dtype=torch.long, device=dev)
+    score = torch.zeros(S, B, dtype=dt, device=dev)
+    vhat = torch.full((S, B), 0.25, dtype=dt, device=dev)
+    a_t = torch.tensor(ar, dtype=dt, device=dev)
+    mu = (vhat[:, 0] / nb**2).clone()
+    bidx = torch.arange(B, dtype=dt, device=dev)
+    jj = torch.arange(R, device=dev)
+
+    def probs() -> torch.Tensor:
+        z = theta[:, :1] + torch.gather(theta[:, 1:], 1, topic) - b
+        return torch.sigmoid(z)
+
+    def topic_pass8() -> torch.Tensor:
+        p8 = 1.0 - (1.0 - probs()) ** 8
+        return torch.einsum("sn,snk->sk", p8, onehot) / per_topic
+
+    hist: dict[str, list[torch.Tensor]] = {k: [] for k in (
+        "share", "weight", "reward", "rshare", "ashare", "arms", "vhat", "meann", "vp", "vpu", "wse", "wseu",
+        "wsec", "dmu")}
+    tp = [topic_pass8()]
+    for t in range(T):
+        idx = torch.randint(0, N, (S, K), generator=gen).to(dev)
+        u = torch.rand(S, K, R, generator=gen, dtype=dt).to(dev)
+        prev = torch.gather(pbin, 1, idx)  # (S, K) bins known before the rollouts (−1: never seen)
+        seen = prev >= 0
+        oh_prev = torch.nn.functional.one_hot(prev.clamp(min=0), B).to(dt) * seen[..., None].to(dt)
+        counts = oh_prev.sum(1)  # (S, B)
+        n_seen = counts.sum(1, keepdim=True).clamp(min=1.0)
+        if method == "rollout_gdro":
+            loss = vhat[..., None] / a_t + mu[:, None, None] * a_t  # (S, B, A)
+            logit = -ea * (loss - loss.min(-1, keepdim=True).values)
+            pi = (1.0 - g) * torch.softmax(logit, -1) + g / len(ar)
+            arm_b = dp_allocate(counts, -torch.log(pi), ar, nb).to(dt)
+            pref = a_t[torch.argmax(pi, -1)]  # the controller's preferred arms, before the budget projection
+            mu = torch.clamp(mu + am * ((counts * pref).sum(1) / n_seen[:, 0] - nb), min=0.0)
+        elif method == "sqrt_law":
+            arm_b = dp_allocate(counts, vhat[..., None] / a_t, ar, nb).to(dt)
+        else:
+            arm_b = torch.full((S, B), float(nb), dtype=dt, device=dev)
+        n_i = torch.where(seen, torch.gather(arm_b, 1, prev.clamp(min=0)), torch.full_like(u[..., 0], float(nb)))
+        share_c = counts / n_seen
+        hist["rshare"].append(counts * arm_b / (counts * arm_b).sum(1, keepdim=True).clamp(min=1.0))
+        hist["ashare"].append(share_c)
+        hist["arms"].append(arm_b)
+        hist["vhat"].append(vhat.clone())
+        hist["meann"].append(n_i.mean(1))
+        hist["vp"].append((share_c * vhat / arm_b).sum(1))
+        hist["vpu"].append((share_c * vhat / nb).sum(1))
+        sq = vhat.sqrt()
+        hist["wse"].append((share_c * sq / arm_b.sqrt()).sum(1))
+        hist["wseu"].append((share_c * sq).sum(1) / math.sqrt(nb))
+        den = (share_c * sq).sum(1, keepdim=True).clamp(min=1e-300)
+        nstar = torch.where(sq > 0, nb * sq / den, torch.full_like(sq, float(nb)))
+        hist["wsec"].append((share_c * sq / nstar.sqrt()).sum(1))
+
+        p = torch.gather(probs(), 1, idx)  # (S, K)
+        mask = (jj[None, None, :] < n_i[..., None]).to(dt)  # (S, K, R)
+        r = (u < p[..., None]).to(dt) * mask
+        rbar = r.sum(-1) / n_i
+        var = ((r - rbar[..., None]) ** 2 * mask).sum(-1) / n_i
+        A = (r - rbar[..., None]) / (var.sqrt()[..., None] + EPS) * mask
+        gi = (A * (r - p[..., None]) * mask).sum(-1) / n_i  # (1/n) Σ_j A_ij (r_ij − p_i)
+
+        # online classifier: cumulative accuracy of each prompt including this step's rollouts
+        acc_sum.scatter_add_(1, idx, r.sum(-1))
+        acc_cnt.scatter_add_(1, idx, n_i)
+        acc = torch.gather(acc_sum, 1, idx) / torch.gather(acc_cnt, 1, idx)
+        newbin = _bins_from_acc(acc, prev, B, dlt)
+        pbin.scatter_(1, idx, newbin)
+        oh = torch.nn.functional.one_hot(newbin, B).to(dt)  # (S, K, B)
+        cnt_new = oh.sum(1)
+        share = cnt_new / K
+        present = cnt_new > 0
+        # variance estimate per bin (unbiased Bernoulli variance of each prompt's rollouts)
+        vi = var * n_i / (n_i - 1.0).clamp(min=1.0)
+        vb = torch.einsum("skb,sk->sb", oh, vi) / cnt_new.clamp(min=1.0)
+        vhat = torch.where(present, (1.0 - be) * vhat + be * vb, vhat)
+        reward_b = torch.einsum("skb,sk->sb", oh, rbar) / cnt_new.clamp(min=1.0)
+        hist["share"].append(share)
+        hist["reward"].append(reward_b)  # 0 where the bin is empty (prompt_share = 0 there)
+
+        w = torch.ones_like(p)
+        if method == "prompt_gdro":
+            if signal == "failure":
+                lp = 1.0 - rbar
+            else:
+                lp = -(A * mask).sum(-1) / n_i  # on-policy clipped surrogate at ratio 1: −mean_j A_ij
+            lb = torch.einsum("skb,sk->sb", oh, lp) / cnt_new.clamp(min=1.0)
+            score = torch.where(present, (1.0 - be) * score + be * lb, score)
+            omega, q = exp3p_weights(score, eta_q=eq, gamma=g, clip=C)
+            w = torch.gather(omega.clamp(max=wm), 1, newbin)
+            w = w / w.mean(1, keepdim=True)
+            hist["weight"].append(q)
+            hist["dmu"].append((q * bidx).sum(1) - (share * bidx).sum(1))
+        else:
+            hist["weight"].append(share)
+            hist["dmu"].append(torch.zeros(S, dtype=dt, device=dev))
+        step = w * gi
+        g0 = step.mean(1)
+        gt = torch.einsum("sk,skt->st", step, torch.gather(onehot, 1, idx[..., None].expand(-1, -1, 6))) / K
+        theta = theta + lr_ * torch.cat([g0[:, None], gt], 1)
+        if curves or t == T - 1:
+            tp.append(topic_pass8())
+
+    st = {k: to_numpy(torch.stack(v, 1)) for k, v in hist.items()}
+    tpa = to_numpy(torch.stack(tp, 1))
+    fr = to_numpy(freq)
+    overall = to_numpy(torch.stack([(_overall(x, onehot)) for x in tp], 1))
+    return SimResult(method, tpa, overall, st["share"], st["weight"], st["reward"], st["rshare"], st["ashare"],
+                     st["arms"], st["vhat"], st["meann"], st["vp"], st["vpu"], st["wse"], st["wseu"], st["wsec"],
+                     st["dmu"], np.asarray(fr))
+
+
+def _overall(topic_pass: torch.Tensor, onehot: torch.Tensor) -> torch.Tensor:
+    """Prompt-weighted mean of the per-topic pass@8 (the overall pass@8 of the prompt pool)."""
+    n = onehot.sum(1)
+    return (topic_pass * n).sum(1) / n.sum(1)
+
+
+def run_methods(seed: int, *, methods: tuple[str, ...] = METHODS, **kw: Any) -> dict[str, SimResult]:
+    """The chapter's runs: every method on the same ``seed`` (hence the same worlds), default settings.
+
+    On CPU the runs use one torch thread: each op touches ≲ 10⁵ numbers, where a second thread only adds
+    synchronisation."""
+    s = integer("seed", seed, 0)
+    dev = resolve_device(kw.get("device"))
+    with one_thread(dev):
+        return {m: simulate(m, seed=s, **kw) for m in methods}
+
+
+def _spearman(x: np.ndarray, y: np.ndarray) -> float:
+    def rank(a: np.ndarray) -> np.ndarray:
+        order = np.argsort(a, kind="stable")
+        rk = np.empty(a.size)
+        rk[order] = np.arange(a.size)
+        # average ranks over ties
+        _, inv, cnt = np.unique(a, return_inverse=True, return_counts=True)
+        sums = np.bincount(inv, rk)
+        return sums[inv] / cnt[inv]
+    rx, ry = rank(x), rank(y)
+    if rx.std() == 0 or ry.std() == 0:
+        return 0.0
+    return float(np.corrcoef(rx, ry)[0, 1])
+
+
+# Tolerances fixed from the pilot seeds PILOT_SEEDS before the chapter's seed was run (see the notes).
+WORST_GAIN_BOUND = 0.1
+
+
+def seeded_verdicts(seed: int, runs: dict[str, SimResult] | None = None) -> Verdicts:
+    """The stochastic rows the chapter shows (8 runs of 60 steps per method, all from ``seed``)."""
+    s = integer("seed", seed, 0)
+    need = ("grpo", "prompt_gdro", "rollout_gdro")
+    if runs is not None and (not isinstance(runs, dict) or any(not isinstance(runs.get(k), SimResult) for k in need)):
+        raise TypeError(f"Invalid runs: must be None or a dict from run_methods with SimResult values for {need}")
+    if runs is None:
+        runs = run_methods(s, methods=("grpo", "prompt_gdro", "rollout_gdro"), curves=False)
+    g, pg, ro = runs["grpo"], runs["prompt_gdro"], runs["rollout_gdro"]
+    v = Verdicts("GDRO for GRPO — simulated policy (stochastic rows)", display=False)
+    worst_g = g.topic_pass8[:, -1].min(1)
+    worst_p = pg.topic_pass8[:, -1].min(1)
+    d = worst_p - worst_g
+    se = d.std(ddof=1) / math.sqrt(d.size)
+    z = z_threshold(1e-3)
+    v.greater(f"Prompt-GDRO raises worst-topic pass@8 over GRPO at 60 steps (mean gain over {d.size} paired runs)",
+              d.mean(), WORST_GAIN_BOUND, kind="reproduces", source="derived",
+              note=f"the prototype's claim (gain > 0.1; its margin ≈ 0.21). Error model: on pilot seeds "
+                   f"{PILOT_SEEDS} the 8-run mean gain was 0.135–0.140 with a paired run-to-run sd ≤ 0.018, so the "
+                   f"mean has sd ≤ 0.0064 and 0.1 lies ≥ 5 sd below it (one-sided false alarm < 1e-3 needs "
+                   f"{z:.2f}). This run's s.e. {se:.3f}")
+    # multiplier effect: per-prompt rollouts rise with the bin's v̂ (last 20 steps, seen-prompt bins only)
+    last = slice(-20, None)
+    x = ro.vhat[:, last].reshape(-1)
+    y = ro.arms[:, last].reshape(-1)
+    used = ro.alloc_share[:, last].reshape(-1) > 0
+    rho = _spearman(x[used], y[used])
+    m = int(used.sum())
+    zr = z_threshold(1e-3)
+    v.greater("Rollout-GDRO (EXP3P + DP): arms rise with the bin's v̂ (Spearman ρ, last 20 steps)",
+              rho - zr / math.sqrt(max(m - 3, 1)), 0.0, kind="reproduces", source="paper",
+              note=f"the multiplier effect / shadow-price law n ∝ √(v/μ); {m} (run, step, bin) cells; lower "
+                   f"bound ρ − z/√(m−3) with z = {zr:.2f} (Fisher-z scale, conservative for ties)")
+    v.equal("Rollout-GDRO: realised mean rollouts per prompt = n̄ at every step (all runs)",
+            bool(np.all(ro.mean_rollouts == 4.0)), True, kind="consistency", source="paper",
+            note="the DP meets Σ_b c_b n_b = n̄ Σ_b c_b exactly; unseen prompts get n̄")
+    early = np.abs(pg.delta_mu[:, :10]).mean(1)
+    late = np.abs(pg.delta_mu[:, -10:]).mean(1)
+    dd = early - late
+    sed = dd.std(ddof=1) / math.sqrt(dd.size)
+    v.less(f"Prompt-GDRO lead–lag: |Δµ| over the first 10 steps − over the last 10 (mean over runs, plus {z:.2f} "
+           "s.e.): the gap GROWS here", dd.mean() + z * sed, 0.0, kind="differs", source="paper",
+           paper="Δµ(t) = µ_weight − µ_data is positive early and decays",
+           note="sign depends on the bin convention (here bin 0 = lowest accuracy), so the row compares magnitudes; "
+                "one-sided upper confidence bound at α = 1e-3 from the runs' spread. Pilot seeds: early ≈ 1.3, "
+                "late ≈ 3.1 bins: the adversary keeps its weight on the unsolved bins while the data drifts to the "
+                "solved ones")
+    wse_red = 1.0 - ro.wse.mean() / ro.wse_uniform.mean()
+    v.between("Rollout-GDRO: weighted SE proxy WSE = Σ_b ĉ_b √v̂_b/√n_b, reduction vs uniform n̄ (mean over steps "
+              "and runs)", wse_red, 0.0, 0.10, kind="differs", source="paper", paper="37.1 % / 22.6 % / 33.4 % lower",
+              note="pilot seeds: 0.020–0.021 (8 runs each); [0, 0.10] leaves ≥ 0.017 below and ≥ 0.07 above, > 8× the "
+                   "seed-to-seed spread; the paper's 22.6 % is far outside")
+    return v
+
+
+class MinimaxToy(NamedTuple):
+    """Eq. 27 on a convex toy: OGD on θ against Hedge on q for f(θ, q) = Σ_b q_b ½‖θ − c_b‖²."""
+
+    T: np.ndarray  # (T,) horizons 1..T
+    gap: np.ndarray  # max_q f(θ̄_T, q) − min_θ f(θ, q̄_T)
+    bound: np.ndarray  # (Regret_θ(T) + Regret_q(T)) / T
+    regret_theta: np.ndarray
+    regret_q: np.ndarray
+
+
+def minimax_toy(B: int = 5, d: int = 2, T: int = 400, seed: int = 0) -> MinimaxToy:
+    r"""Simultaneous OGD (θ, step :math:`1/\sqrt t`, projected on the ball of radius 2) and Hedge (q, step
+    :math:`\sqrt{8\log B/T}/\max L`) on :math:`f(\theta, q) = \sum_b q_b\tfrac12\|\theta - c_b\|^2`, centres
+    :math:`c_b` uniform on the unit sphere. Returns the duality gap of the averaged iterates and the regret bound
+    of Eq. 27 at every horizon, each from its own computation (gap: closed-form best responses; regrets: the
+    realised losses against the best fixed comparator in hindsight)."""
+    Bn = integer("B", B, 2, 1000)
+    dn = integer("d", d, 1, 1000)
+    Tn = integer("T", T, 1, 100_000)
+    sd = integer("seed", seed, 0)
+    memory_guard(8.0 * Tn * (Bn + dn) * 4, lower="T, B or d")
+    rng = np.random.default_rng(sd)
+    c = rng.normal(size=(Bn, dn))
+    c /= np.linalg.norm(c, axis=1, keepdims=True)
+    radius = 2.0
+    theta = np.zeros(dn)
+    w = np.zeros(Bn)
+    Lmax = 0.5 * (radius + 1.0) ** 2
+    eta = math.sqrt(8.0 * math.log(Bn) / Tn) / Lmax
+    thetas, qs, Ls = [], [], []
+    for t in range(1, Tn + 1):
+        q = np.exp(w - w.max())
+        q /= q.sum()
+        L = 0.5 * ((theta[None] - c) ** 2).sum(1)
+        thetas.append(theta.copy())
+        qs.append(q)
+        Ls.append(L)
+        grad = (q[:, None] * (theta[None] - c)).sum(0)
+        theta = theta - grad / math.sqrt(t)
+        nrm = np.linalg.norm(theta)
+        if nrm > radius:
+            theta *= radius / nrm
+        w = w + eta * L
+    th = np.array(thetas)
+    Q = np.array(qs)
+    Lh = np.array(Ls)
+    realised = np.cumsum((Q * Lh).sum(1))
+    # Regret_q: best fixed bin in hindsight against the realised losses
+    reg_q = np.cumsum(Lh, 0).max(1) - realised
+    # Regret_θ: best fixed θ in hindsight minimises Σ_t Σ_b q_tb ½‖θ − c_b‖² → θ* = mean_t Σ_b q_tb c_b
+    Qc = np.cumsum(Q, 0)
+    cnt = np.arange(1, Tn + 1)
+    theta_star = (Qc @ c) / cnt[:, None]
+    nrm = np.linalg.norm(theta_star, axis=1, keepdims=True)
+    theta_star = np.where(nrm > radius, theta_star * radius / np.maximum(nrm, 1e-300), theta_star)
+    # vectorised: Σ_s Σ_b q_sb ½‖θ* − c_b‖² = ½ Σ_b Qc_b ‖θ* − c_b‖²
+    best_theta = 0.5 * (Qc * ((theta_star[:, None, :] - c[None]) ** 2).sum(2)).sum(1)
+    reg_th = realised - best_theta
+    thbar = np.cumsum(th, 0) / cnt[:, None]
+    qbar = Qc / cnt[:, None]
+    max_q = 0.5 * ((thbar[:, None, :] - c[None]) ** 2).sum(2).max(1)
+    tq = qbar @ c  # minimiser of Σ q̄_b ½‖θ − c_b‖² (inside the ball: |tq| ≤ 1)
+    min_th = 0.5 * (qbar * ((tq[:, None, :] - c[None]) ** 2).sum(2)).sum(1)
+    return MinimaxToy(cnt, max_q - min_th, (reg_th + reg_q) / cnt, reg_th, reg_q)

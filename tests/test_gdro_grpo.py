@@ -1,0 +1,151 @@
+"""Tests for theorybook.gdro_grpo: closed forms vs numerics, the DP vs brute force, simulator invariants,
+validation errors and the widget at its extremes."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from theorybook.gdro_grpo import (
+    CHAPTER_SEEDS,
+    PILOT_SEEDS,
+    allocate_rollouts,
+    best_response_arm,
+    entropic_risk,
+    entropic_weights,
+    exp3p_weights,
+    minimax_toy,
+    neyman_allocation,
+    pass_at_k,
+    simulate,
+    theory,
+)
+
+
+def test_sympy_derivations_close():
+    lem = theory.derive_entropic_lemma()
+    assert (lem.softmax_gap, lem.value_gap, lem.gradient_gap, lem.concave) == (0, 0, 0, True)
+    sq = theory.derive_sqrt_law()
+    assert (sq.allocation_gap, sq.budget_gap, sq.varproxy_gap, sq.as_variance) == (0, 0, 0, 0)
+    assert theory.derive_staircase().threshold_gap == 0
+    assert theory.derive_zero_sum_advantage(3).sum_of_advantages == 0
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_entropic_lemma_numerics(seed):
+    rng = np.random.default_rng(seed)
+    L, eta = rng.normal(size=5), float(rng.uniform(0.2, 5))
+    R = float(entropic_risk(L, eta))
+    q = entropic_weights(L, eta)
+    obj = float((q * torch.as_tensor(L)).sum() - (q * q.log()).sum() / eta)
+    assert obj == pytest.approx(R, abs=1e-12)
+    assert L.max() <= R <= L.max() + math.log(5) / eta
+    assert theory.numeric_entropic_max(L, eta)[1] == pytest.approx(R, abs=1e-9)
+
+
+def test_entropic_risk_no_overflow():
+    assert math.isfinite(float(entropic_risk([1e3, 2e3], 10.0)))
+
+
+def test_exp3p_weights_mixing():
+    omega, q = exp3p_weights([0.0, 1.0, 100.0], eta_q=1.0, gamma=0.3, clip=5.0)
+    assert float(q.sum()) == pytest.approx(1.0)
+    assert float(q.min()) >= 0.1 - 1e-12
+    assert float(omega[2]) == pytest.approx(math.exp(5.0))  # clipped at C
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_neyman_vs_scipy(seed):
+    rng = np.random.default_rng(seed)
+    q, v = rng.dirichlet(np.ones(4)), rng.uniform(0.01, 0.3, 4)
+    n = np.asarray(neyman_allocation(q, v, 4.0).tolist())
+    assert q @ n == pytest.approx(4.0, abs=1e-12)
+    np.testing.assert_allclose(theory.numeric_allocation(q, v, 4.0), n, rtol=1e-6)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_dp_equals_brute_force(seed):
+    rng = np.random.default_rng(seed)
+    c, v = rng.integers(0, 10, 3), rng.uniform(0, 0.25, 3)
+    n = allocate_rollouts(c, v, 4)
+    assert int((c * n).sum()) == 4 * int(c.sum())
+    _, best = theory.brute_force_allocation(c, v, 4)
+    assert float((c * v / n).sum()) == pytest.approx(best, abs=1e-12)
+
+
+def test_best_response_staircase_and_ties():
+    assert best_response_arm([0.0], 0.0, range(2, 13))[0] == 2  # all tie at v = μ = 0 → fewest rollouts
+    v = 0.2
+    for a in range(2, 12):
+        t = v / (a * (a + 1))
+        assert best_response_arm([v], t * 1.001)[0] == a
+        assert best_response_arm([v], t * 0.999)[0] == a + 1
+
+
+def test_pass_at_k():
+    assert float(pass_at_k([0.5], 3)[0]) == pytest.approx(0.875)
+
+
+@pytest.mark.parametrize("call", [
+    lambda: entropic_risk([1.0], 0.0),
+    lambda: exp3p_weights([1.0], gamma=1.0),
+    lambda: exp3p_weights([1.0], eta_q=-1.0),
+    lambda: neyman_allocation([0.5, 0.6], [0.1, 0.1], 4),
+    lambda: neyman_allocation([0.5, 0.5], [-0.1, 0.1], 4),
+    lambda: allocate_rollouts([1, 2], [0.1, 0.1], 13),
+    lambda: allocate_rollouts([1, 2], [0.1, 0.1], 4, arms=[]),
+    lambda: best_response_arm([0.1], -1.0),
+    lambda: pass_at_k([1.5], 2),
+    lambda: simulate("ppo"),
+    lambda: simulate("grpo", n_bar=20),
+])
+def test_validation_raises(call):
+    with pytest.raises((ValueError, TypeError)):
+        call()
+
+
+def test_simulator_invariants():
+    r = simulate("rollout_gdro", steps=8, batch=16, seeds=2, n_prompts=100, seed=3)
+    assert np.all(r.mean_rollouts == 4.0)
+    assert r.topic_pass8.shape == (2, 9, 6)
+    assert np.allclose(r.prompt_share.sum(2), 1.0)
+    sl = simulate("sqrt_law", steps=8, batch=16, seeds=2, n_prompts=100, seed=3)
+    assert np.all(sl.varproxy <= sl.varproxy_uniform + 1e-12)
+    a = simulate("prompt_gdro", steps=5, batch=16, seeds=2, n_prompts=100, curves=False)
+    b = simulate("prompt_gdro", steps=5, batch=16, seeds=2, n_prompts=100)
+    np.testing.assert_array_equal(a.topic_pass8[:, -1], b.topic_pass8[:, -1])
+
+
+def test_surrogate_ablation_is_flat():
+    r = simulate("prompt_gdro", steps=10, batch=32, seeds=2, n_prompts=200, signal="surrogate", curves=False)
+    assert np.abs(r.weight - 1.0 / r.weight.shape[2]).max() < 1e-12
+
+
+def test_minimax_toy_bound():
+    toy = minimax_toy(T=100)
+    assert np.all(toy.gap <= toy.bound + 1e-12)
+    assert np.all(toy.gap >= -1e-12)
+
+
+def test_seeds_disjoint():
+    assert not set(CHAPTER_SEEDS) & set(PILOT_SEEDS)
+
+
+@pytest.mark.parametrize("extreme", ["min", "max"])
+def test_widget_extremes(extreme):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from theorybook.gdro_grpo.widgets import explorer
+
+    panel = explorer()
+    for name, c in panel.controls.items():
+        if hasattr(c, "min"):
+            c.value = c.min if extreme == "min" else c.max
+        else:
+            c.value = c.options[0][1] if extreme == "min" else c.options[-1][1]
+        assert "cannot run" not in panel.status.value, (name, panel.status.value)
+        assert "worst-topic" in panel.status.value
