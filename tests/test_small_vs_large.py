@@ -1,0 +1,272 @@
+"""Tests for theorybook.small_vs_large: sympy identities vs enumeration, closed-form moments vs exact enumeration of
+the hypercube, the byte-table Monte Carlo vs a direct computation on the same random bytes, the d-independent
+population stage vs the full step, hand-written MLP gradients vs autograd, validation errors, the chapter's seeded
+verdicts and the widget at every slider extreme."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+import sympy as sp
+import torch
+
+from theorybook.small_vs_large import (
+    CHAPTER_SEEDS,
+    folded_normal_mean,
+    mlp_norm_ratio,
+    parity_moment,
+    q_study,
+    qhat_samples,
+    sampling_bias_std,
+    seeded_verdicts,
+    t1_bound,
+    theory,
+    toy_grid,
+    toy_run,
+)
+from theorybook.small_vs_large.dynamics import _gen, _mlp_grads, _signs, _simulate
+
+DT = torch.float64
+
+
+def _cube(d: int) -> torch.Tensor:
+    return torch.tensor(list(itertools.product((-1.0, 1.0), repeat=d)), dtype=DT)
+
+
+# -- sympy ------------------------------------------------------------------------------------------------------
+def test_gradients_and_population_moment():
+    g = theory.derive_gradients(3)
+    assert g.mean_da_residual == 0 and all(e == 0 for e in g.mean_dw_residual)
+    E = sp.zeros(3, 3)
+    E[0, 1] = E[1, 0] = 1
+    assert g.M == E
+
+
+def test_sampling_bias_identities():
+    sb = theory.derive_sampling_bias(4)
+    assert sb.M == sb.M_expected == sb.M_by_enumeration
+    assert sb.var_residual == 0 and sb.var_random_residual == 0 and sb.fourth_moment_enum_residual == 0
+    assert sp.simplify(sb.folded_normal_mean - sp.sqrt(2 / sp.pi)) == 0
+
+
+@pytest.mark.parametrize("expr", ["x1**2*x2**2*w1 + x1*x3", "(x1 + 2*x2 - x3)**4", "x1*x2*x3*(x1 + x2)**2"])
+def test_moment_rule_matches_enumeration(expr):
+    xs = list(sp.symbols("x1:4", real=True))
+    e = sp.sympify(expr, locals={"x1": xs[0], "x2": xs[1], "x3": xs[2]})
+    assert sp.expand(theory.rademacher_expectation(e, xs) - theory.enumerate_expectation(e, xs)) == 0
+
+
+def test_phase2_and_tradeoff():
+    p2 = theory.derive_phase2(5)
+    eta, ast = sp.symbols("eta a_star", positive=True)
+    assert p2.eigenvalues == {1 + eta * ast: 1, 1 - eta * ast: 1, sp.Integer(1): 3}
+    # the exact step count reproduces the ratio recursion
+    r0, eps = sp.symbols("r_0 epsilon", positive=True)
+    vals = {eta: sp.Rational(1, 10), ast: sp.Rational(3, 10), r0: 400, eps: sp.Rational(1, 100)}
+    T = float(p2.steps.subs(vals))
+    assert 400 * (1 / 1.03**2) ** T == pytest.approx(0.01 / 0.99, rel=1e-9)
+    tr = theory.derive_tradeoff()
+    assert tr.exponent_N == sp.Rational(1, 4)
+    A, B = sp.symbols("A B", positive=True)
+    assert sp.simplify(tr.T_opt - 2 * sp.sqrt(A * B)) == 0
+
+
+def test_theory_validation():
+    x = sp.Symbol("x")
+    with pytest.raises(ValueError):
+        theory.rademacher_expectation(sp.exp(x), [x])
+    with pytest.raises(TypeError):
+        theory.rademacher_expectation(x, "x")
+    with pytest.raises(ValueError):
+        theory.derive_gradients(1)
+
+
+# -- closed forms vs exact enumeration ---------------------------------------------------------------------------
+@pytest.mark.parametrize("labels", ["true", "random"])
+def test_sampling_bias_std_matches_exact_enumeration(labels):
+    d = 6
+    w = torch.tensor([0.7, -0.3, 0.5, 0.1, -0.9, 0.2], dtype=DT)  # not unit norm on purpose
+    X = _cube(d)
+    z2 = (X @ w) ** 2
+    if labels == "true":
+        per = X[:, 0] * X[:, 1] * z2  # y = x1 x2, each x equally likely
+        var = per.var(unbiased=False)
+        assert float(per.mean()) == pytest.approx(float(2 * w[0] * w[1]), abs=1e-12)
+    else:  # y independent ±1: y·z² has mean 0 and second moment E z⁴
+        var = (z2**2).mean()
+    for N in (1, 7, 100):
+        assert float(sampling_bias_std(w, N, labels)) == pytest.approx(math.sqrt(float(var) / N), rel=1e-12)
+
+
+def test_folded_normal_mean_numeric():
+    z = torch.linspace(-12, 12, 400_001, dtype=DT)
+    phi = torch.exp(-z * z / 2) / math.sqrt(2 * math.pi)
+    for mu, s in ((0.0, 1.0), (0.3, 0.5), (-1.2, 0.7)):
+        num = float(torch.trapezoid((mu + s * z).abs() * phi, z))
+        assert float(folded_normal_mean(mu, s)) == pytest.approx(num, rel=1e-8)
+
+
+def test_t1_bound_formula():
+    w = torch.tensor([0.6, 0.8, 0.0], dtype=DT)
+    sd = float(sampling_bias_std(w, 50))
+    assert float(t1_bound(w, 50, 0.1, 0.3)) == pytest.approx(2 * 0.3 / (0.1 * math.sqrt(2 / math.pi) * sd))
+    with pytest.raises(ValueError):
+        t1_bound(torch.zeros(3, dtype=DT), 10)  # w = 0: no fluctuation
+
+
+# -- the empirical moment and the Monte Carlo ---------------------------------------------------------------------
+def test_parity_moment_exact_structure():
+    M = parity_moment(64, 10, seed=3)
+    assert M.shape == (10, 10) and M.dtype == DT
+    torch.testing.assert_close(M, M.T)
+    assert float(M[0, 1]) == 1.0  # y·x₁x₂ = (x₁x₂)² = 1 for every sample
+    diag = torch.diagonal(M)
+    assert bool((diag == diag[0]).all())  # every diagonal entry is mean(y)
+    assert bool(((M * 64).round() == M * 64).all())  # integers / N
+    Mr = parity_moment(64, 10, seed=3, labels="random")
+    assert abs(float(Mr[0, 1])) < 1.0
+
+
+def test_qhat_table_sum_equals_direct_computation():
+    """The byte-table sum of wᵀx is exact: recompute q̂ from the same random bytes with explicit signs."""
+    d, ns, R = 19, [3, 8, 20], 5
+    w = torch.randn(d, dtype=DT, generator=torch.Generator().manual_seed(1))
+    q = qhat_samples(w, ns, draws=R, seed=9, device="cpu")
+    X = _signs((R * max(ns), d), _gen(9)).reshape(R, max(ns), d)
+    per = X[..., 0] * X[..., 1] * (X @ w) ** 2
+    direct = per.cumsum(1)[:, [n - 1 for n in ns]] / torch.tensor(ns, dtype=DT)
+    torch.testing.assert_close(q, direct, rtol=1e-12, atol=1e-12)
+
+
+def test_qhat_mean_matches_signal():
+    w = torch.zeros(12, dtype=DT)
+    w[:2] = 1 / math.sqrt(2)  # aligned: E q̂ = 2w₁w₂ = 1, and y z² = 1 + x₁x₂ ≠ const
+    q = qhat_samples(w, [50], draws=400, seed=2)
+    se = float(sampling_bias_std(w, 50)) / math.sqrt(400)
+    assert abs(float(q.mean()) - 1.0) < 4 * se
+
+
+# -- toy dynamics --------------------------------------------------------------------------------------------------
+def test_aligned_start_converges_at_step_zero():
+    w0 = torch.zeros(8, dtype=DT)
+    w0[0] = w0[1] = 1.0
+    r = toy_run(8, 0.1, w0=w0)
+    assert int(r.steps[0]) == 0 and int(r.phase1_steps[0]) == 0
+
+
+def test_population_stage_matches_full_step():
+    """Population rows run alone use the d-independent stage; run beside a Phase-1 row they take the full step."""
+    d = 30
+    gen = torch.Generator().manual_seed(4)
+    w = torch.randn(3, d, dtype=DT, generator=gen)
+    w = w / w.norm(dim=1, keepdim=True)
+    a = torch.full((3,), 0.01, dtype=DT)
+    X = _signs((5, d), gen)
+    Mh = ((X * (X[:, 0] * X[:, 1])[:, None]).T @ X / 5)[None]
+    # row 0 has a tiny M̂ phase (a⋆ = 1 is only reached late), rows 1-2 are population rows
+    mixed = _simulate(w, a, 0.1, 1.0, 1e-2, 400, Mh, True, torch.tensor([0]))
+    alone = _simulate(w[1:], a[1:], 0.1, 1.0, 1e-2, 400, None, True)
+    T = min(mixed.a.shape[0], alone.a.shape[0])
+    torch.testing.assert_close(mixed.a[:T, 1:], alone.a[:T], rtol=0, atol=1e-12)
+    torch.testing.assert_close(mixed.align[:T, 1:], alone.align[:T], rtol=0, atol=1e-12)
+    torch.testing.assert_close(mixed.steps[1:], alone.steps)
+
+
+def test_two_phase_beats_population_small_scale():
+    g = toy_grid(100, 0.1, [100], labels=("true", "random"), seeds=16, seed=5, max_steps=3000)
+    pop = float(g.population.double().median())
+    assert float(g.steps[0, 0].double().median()) < pop and float(g.steps[1, 0].double().median()) < pop
+    assert bool((g.phase1 > 0).all())
+
+
+def test_toy_run_shapes_and_seeding():
+    r1 = toy_run(20, 0.2, n_samples=20, seeds=3, seed=1)
+    r2 = toy_run(20, 0.2, n_samples=20, seeds=3, seed=1)
+    assert r1.a.shape == r1.align.shape and r1.a.shape[1] == 3
+    torch.testing.assert_close(r1.a, r2.a)
+    assert bool((r1.a.abs() <= 1).all())
+
+
+@pytest.mark.parametrize("kwargs", [
+    {"d": 2}, {"eta": 0.0}, {"eta": -1.0}, {"a_star": 0.0}, {"a_star": 1.5}, {"a0": 1.5}, {"eps": 0.0},
+    {"eps": 1.0}, {"n_samples": 0}, {"labels": "noisy"}, {"w0": torch.zeros(10, dtype=DT)},
+    {"w0": torch.ones(3, dtype=DT)}, {"eta": float("nan")},
+])
+def test_toy_run_validation(kwargs):
+    base = {"d": 10, "eta": 0.1, "max_steps": 10}
+    with pytest.raises((ValueError, TypeError)):
+        toy_run(**{**base, **kwargs})
+
+
+def test_other_validation():
+    with pytest.raises(ValueError):
+        mlp_norm_ratio((16, None), d=4, k=5, steps=2, width=4)
+    with pytest.raises(ValueError):
+        parity_moment(0, 5)
+    with pytest.raises(ValueError):
+        sampling_bias_std(torch.ones(4, dtype=DT), 0)
+    with pytest.raises(TypeError):
+        qhat_samples(torch.ones(4, dtype=DT), 10)
+    with pytest.raises(TypeError):
+        toy_grid(10, 0.1, [10], labels="true")
+
+
+# -- the MLP -----------------------------------------------------------------------------------------------------
+def test_mlp_gradients_match_autograd():
+    K, B, d, m = 3, 7, 5, 6
+    gen = torch.Generator().manual_seed(0)
+    X = _signs((K * B, d), gen).reshape(K, B, d)
+    y = X[..., :2].prod(-1)
+    W = torch.randn(K, d, m, dtype=DT, generator=gen, requires_grad=True)
+    a = torch.randn(K, m, dtype=DT, generator=gen, requires_grad=True)
+    f = (torch.relu(torch.bmm(X, W)) * a[:, None, :]).sum(-1)
+    torch.nn.functional.softplus(-y * f).mean(1).sum().backward()
+    ga, gW = _mlp_grads(X, X.transpose(1, 2).contiguous(), y, W.detach(), a.detach())
+    torch.testing.assert_close(ga, a.grad)
+    torch.testing.assert_close(gW, W.grad)
+
+
+def test_mlp_ratio_shapes_and_init():
+    r = mlp_norm_ratio((32, None), width=16, batch=8, steps=5, seeds=2, init_scale=2.0)
+    assert r.ratio.shape == (2, 2, 6) and r.accuracy.shape == (2, 2)
+    assert bool(torch.isfinite(r.ratio).all())
+    z = mlp_norm_ratio((32,), width=16, batch=8, steps=3, seeds=1, init_scale=0.0, lr_a_mult=0.0)
+    assert float(z.ratio.abs().max()) == 0.0  # a = 0 and never updated
+
+
+# -- chapter hooks ------------------------------------------------------------------------------------------------
+def test_q_study_consistent():
+    qs = q_study(1, d=20, ns=(5, 20, 80), draws=300)
+    assert np.all(np.abs(np.asarray(qs.z)) < 6)
+    assert -0.6 < qs.slope < -0.3
+
+
+def test_chapter_seeded_verdicts_hold():
+    v = seeded_verdicts(CHAPTER_SEEDS[0])
+    assert v.passed, [r.claim for r in v.failures]
+    kinds = {r.kind for r in v.rows}
+    assert kinds <= {"reproduces", "consistency"} and all(r.source in ("paper", "secondary", "derived")
+                                                          for r in v.rows)
+
+
+def test_widget_extremes():
+    pytest.importorskip("ipywidgets")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from theorybook.small_vs_large.widgets import explorer, render
+
+    panel = explorer()
+    assert "cannot run" not in panel.status.value
+    for name, c in panel.controls.items():
+        options = [c.options[0], c.options[-1]] if hasattr(c, "options") else [c.min, c.max]
+        for val in options:
+            before = c.value
+            c.value = val
+            assert panel.status.value and "cannot run" not in panel.status.value, (name, val, panel.status.value)
+            c.value = before
+    fig, s = render(d=10, n_over_d=0.25, eta=0.5, a_star=1.0, labels="random", init_scale=8.0, lr_a_mult=0.25)
+    assert "steps" in s.label
