@@ -46,6 +46,7 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
+import numpy as np
 import torch
 
 from theorybook import sweep
@@ -187,22 +188,27 @@ def jax_sweep_fn(k: int, steps: int, threshold: float, tail: int):
 
 
 def roofline_fn():
-    """A compiled scalar loop with only the Adam recurrence (no reductions): the CPU's upper reference."""
+    """The Adam recurrence alone, compiled as fast as a CPU allows: numba ``fastmath``, cells in SIMD blocks of 64
+    spread over threads, no reductions, no floor rule, no NaN semantics — an upper reference, not a sweep."""
     import numba
 
     @numba.njit(parallel=True, fastmath=True)
     def run(b1, b2, k, steps, lr, x0, out):
-        for i in numba.prange(b1.shape[0]):
-            x = x0
+        n = b1.shape[0]
+        for blk in numba.prange((n + 63) // 64):
+            lo, hi = blk * 64, min(blk * 64 + 64, n)
+            x = np.full(hi - lo, x0)
             g = x ** (k - 1)
-            m, v = g, g * g
-            a1, a2 = 1.0 - b1[i], 1.0 - b2[i]
+            m, v = g.copy(), g * g
+            a1, a2 = 1.0 - b1[lo:hi], 1.0 - b2[lo:hi]
             for _ in range(steps):
-                x = x - lr * m / math.sqrt(v)
-                g = x ** (k - 1)
-                m = m + a1 * (g - m)
-                v = v + a2 * (g * g - v)
-            out[i] = x
+                for j in range(hi - lo):
+                    xj = x[j] - lr * m[j] / math.sqrt(v[j])
+                    gj = xj * xj * xj if k == 4 else xj ** (k - 1)
+                    m[j] += a1[j] * (gj - m[j])
+                    v[j] += a2[j] * (gj * gj - v[j])
+                    x[j] = xj
+            out[lo:hi] = x
         return out
 
     return run

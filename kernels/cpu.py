@@ -81,9 +81,17 @@ def _build(method: int, kint: int):
                 e >>= 1
             return r
 
-        @njit(inline="always")
-        def lossf(x, g, kf_i, kd):
-            return (x * g) / kd  # x^k = x · x^(k−1)
+        if kint & (kint - 1) == 0:
+            inv_k = 1.0 / kint  # a power of two: multiplying by 2^-j rounds exactly as dividing by 2^j
+
+            @njit(inline="always")
+            def lossf(x, g, kf_i, kd):
+                return (x * g) * (kd * 0 + inv_k)  # x^k = x · x^(k−1); kd·0 + c keeps the cell dtype
+        else:
+
+            @njit(inline="always")
+            def lossf(x, g, kf_i, kd):
+                return (x * g) / kd  # x^k = x · x^(k−1)
     else:
 
         @njit(inline="always")

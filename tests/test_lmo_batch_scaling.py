@@ -1,0 +1,221 @@
+"""LMO batch scaling: closed forms vs numerics, the sampler, the sweep vs the one-cell path, validation, Muon peer
+parity and the panel's extremes."""
+
+from __future__ import annotations
+
+import math
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+import torch  # noqa: E402
+
+import theorybook.lmo_batch_scaling as lbs  # noqa: E402
+from theorybook.lmo_batch_scaling import (  # noqa: E402
+    abc_constants,
+    critical_batch,
+    dual_norm,
+    heatmap,
+    least_squares,
+    lmo,
+    matrix_regression,
+    newton_schulz,
+    optimal_alpha,
+    optimal_batch,
+    run_cell,
+    sample_complexity,
+    tau_nice_indices,
+    tau_nice_variance,
+    theory,
+)
+
+
+# -- closed forms ---------------------------------------------------------------------------------------------
+def test_sympy_derivations_are_exact():
+    assert all(r == 0 for r in theory.derive_variance_factor(n=5).values())
+    assert all(r == 0 for r in theory.derive_abc_limits().values())
+    assert all(r == 0 for r in theory.derive_bound().residuals.values())
+    assert all(r == 0 for r in theory.derive_batch_law().residuals.values())
+
+
+@pytest.mark.parametrize("n,tau,expect", [(10, 1, (1.0, 0.0, 1.0)), (10, 10, (0.0, 1.0, 0.0)),
+                                          (11, 6, (5 / 60, 11 * 5 / 60, 5 / 60))])
+def test_abc_constants_table(n, tau, expect):
+    assert abc_constants(n, tau, 1.0, 0.5) == pytest.approx(expect, rel=1e-12, abs=1e-15)
+
+
+def test_batch_law_consistency():
+    n, eps, rho, s1 = 4096, 0.1, 1.0, 1.0
+    tc = critical_batch(n, eps, rho, s1)
+    assert optimal_alpha(int(tc) - 1, n=n, eps=eps, rho=rho, sigma1=s1) < 1.0
+    assert optimal_alpha(int(tc) + 1, n=n, eps=eps, rho=rho, sigma1=s1) == 1.0
+    # α* ∝ τ(n−1)/(n−τ) below τ_c
+    a1, a8 = (optimal_alpha(t, n=n, eps=eps, rho=rho, sigma1=s1) for t in (1, 8))
+    assert a8 / a1 == pytest.approx(8 * (n - 1) / (n - 8), rel=1e-12)
+    # N continuous at τ_c, decreasing below, argmin just above τ_c
+    N = [sample_complexity(t, n=n, eps=eps, rho=rho, sigma1=s1, delta0=1.0, L=1.0) for t in range(1, n + 1)]
+    assert all(b <= a for a, b in zip(N[: int(tc) - 1], N[1: int(tc)], strict=True))
+    tb = optimal_batch(n, eps, rho, s1)
+    assert tc <= tb <= 2 * tc
+    assert N[tb - 1] == min(N)
+
+
+# -- LMO ------------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("norm,shape", [("l2", (7, 5)), ("linf", (7, 5)), ("spectral", (7, 4, 6))])
+def test_lmo_identities(norm, shape):
+    m = torch.randn(*shape, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+    d = lmo(m, norm)
+    inner = (m * d).flatten(1).sum(1)
+    assert torch.allclose(inner, -dual_norm(m, norm), rtol=1e-12, atol=0)
+    unit = {"l2": torch.linalg.vector_norm(d, dim=-1), "linf": d.abs().amax(-1),
+            "spectral": torch.linalg.matrix_norm(d, ord=2)}[norm]
+    assert torch.allclose(unit, torch.ones_like(unit), atol=1e-12)
+
+
+@pytest.mark.parametrize("norm", ["l2", "linf", "spectral"])
+def test_lmo_of_zero_is_zero(norm):
+    assert torch.count_nonzero(lmo(torch.zeros(3, 4, dtype=torch.float64), norm)) == 0
+
+
+def test_spectral_needs_a_matrix():
+    with pytest.raises(ValueError, match="matrix"):
+        lmo(torch.ones(4, dtype=torch.float64), "spectral")
+    with pytest.raises(ValueError, match="norm"):
+        lmo(torch.ones(4, dtype=torch.float64), "l1")
+
+
+def test_newton_schulz_approximates_polar_factor():
+    m = torch.randn(8, 8, dtype=torch.float64, generator=torch.Generator().manual_seed(2))
+    ns = newton_schulz(m)
+    exact = -lmo(m, "spectral")
+    cos = float((ns * exact).sum() / (ns.norm() * exact.norm()))
+    assert cos > 0.99
+    sv = torch.linalg.svdvals(ns)
+    assert 0.5 < float(sv.min()) and float(sv.max()) < 1.3
+
+
+def test_torch_muon_matches_our_newton_schulz_path():
+    """torch.optim.Muon (nesterov off, no weight decay): buffer B ← μB + (1−μ)g is our m with α = 1 − μ."""
+    gen = torch.Generator().manual_seed(3)
+    W0 = torch.randn(8, 8, dtype=torch.float32, generator=gen)
+    grads = [torch.randn(8, 8, dtype=torch.float32, generator=gen) for _ in range(5)]
+    p = torch.nn.Parameter(W0.clone())
+    mu, lr = 0.9, 0.05
+    opt = torch.optim.Muon([p], lr=lr, momentum=mu, nesterov=False, weight_decay=0.0)
+    x, m = W0.double().clone(), torch.zeros(8, 8, dtype=torch.float64)
+    for g in grads:
+        p.grad = g.clone()
+        before = p.detach().clone()
+        opt.step()
+        m = (1 - (1 - mu)) * m + (1 - mu) * g.double()
+        ours = -lr * newton_schulz(m)
+        x = x + ours
+        theirs = (p.detach() - before).double()
+        cos = float((ours * theirs).sum() / (ours.norm() * theirs.norm()))
+        assert cos >= 0.99, cos
+
+
+# -- sampling -------------------------------------------------------------------------------------------------
+def test_tau_nice_indices_distinct_and_uniform():
+    idx = tau_nice_indices(10, 4, 20000, torch.Generator().manual_seed(0))
+    assert idx.shape == (20000, 4)
+    assert bool((idx.sort(1).values.diff(1) > 0).all())
+    counts = torch.bincount(idx.reshape(-1), minlength=10).double()
+    expect = 20000 * 4 / 10
+    z = ((counts - expect) / math.sqrt(expect * (1 - 0.4))).abs().max()
+    assert float(z) < 4.5
+
+
+def test_tau_nice_variance_closed_form_vs_enumeration():
+    G = torch.tensor([[1.0, 2.0], [0.0, -1.0], [3.0, 0.5], [-2.0, 1.0], [0.5, 0.5]], dtype=torch.float64)
+    import itertools
+
+    for tau in range(1, 6):
+        subs = list(itertools.combinations(range(5), tau))
+        ev = np.mean([float(((G[list(s)].mean(0) - G.mean(0)) ** 2).sum()) for s in subs])
+        assert tau_nice_variance(G, tau) == pytest.approx(ev, rel=1e-12)
+
+
+# -- experiment -----------------------------------------------------------------------------------------------
+def test_problems_minimiser_and_gradient():
+    for prob in (least_squares(n=128, d=4, device="cpu"), matrix_regression(n=128, p=3, q=3, device="cpu")):
+        assert float(prob.grad(prob.x_star).abs().max()) < 1e-10
+        G = prob.per_sample_grads(prob.x_star * 0.5)
+        assert torch.allclose(G.mean(0), prob.grad(prob.x_star * 0.5), atol=1e-12)
+
+
+def test_heatmap_tiny_and_censoring():
+    prob = least_squares(n=64, d=4, device="cpu")
+    r = heatmap(prob, "l2", taus=(1, 4), alphas=(1.0, 0.5), gammas=(0.03, 0.1), budget=512, eps_rel=0.5, seeds=2,
+                seed=0)
+    assert r.samples.shape == (2, 2, 2)
+    fin = r.samples[np.isfinite(r.samples)]
+    assert fin.size and fin.min() == r.n_star.min() and np.all(fin <= r.cap)
+    r2 = heatmap(prob, "l2", taus=(1, 4), alphas=(1.0, 0.5), gammas=(0.03, 0.1), budget=512, eps_rel=0.5,
+                 seeds=2, seed=0)
+    assert np.array_equal(r.samples, r2.samples)
+
+
+def test_heatmap_one_seed_matches_run_cell_statistically():
+    """Sweep and numpy one-cell path implement the same method: at α = 1, γ small, the trajectories' metrics agree
+    in distribution (same mean hit time within noise over several seeds)."""
+    prob = least_squares(n=64, d=4, device="cpu")
+    hits = [run_cell(prob, "l2", 4, 1.0, 0.05, samples=4096, eps_rel=0.3, seed=s).hit_samples for s in range(6)]
+    r = heatmap(prob, "l2", taus=(4,), alphas=(1.0,), gammas=(0.05,), budget=4096, eps_rel=0.3, seeds=1, seed=0)
+    assert np.isfinite(r.n_star[0]) and all(np.isfinite(hits))
+    assert abs(r.n_star[0] - np.mean(hits)) < 0.35 * np.mean(hits)
+
+
+def test_validation_errors():
+    with pytest.raises(ValueError):
+        optimal_alpha(0, n=10, eps=0.1, rho=1.0, sigma1=1.0)
+    with pytest.raises(ValueError):
+        optimal_alpha(11, n=10, eps=0.1, rho=1.0, sigma1=1.0)
+    with pytest.raises(ValueError):
+        critical_batch(1, 0.1, 1.0, 1.0)
+    with pytest.raises(ValueError):
+        critical_batch(10, 0.0, 1.0, 1.0)
+    with pytest.raises(ValueError):
+        critical_batch(10, 0.1, -1.0, 1.0)
+    with pytest.raises(ValueError):
+        critical_batch(10, 0.1, 1.0, -1.0)
+    prob = least_squares(n=32, d=2, device="cpu")
+    with pytest.raises(ValueError):
+        run_cell(prob, "l2", 2, 0.0, 0.1)
+    with pytest.raises(ValueError):
+        run_cell(prob, "l2", 2, 1.5, 0.1)
+    with pytest.raises(ValueError):
+        run_cell(prob, "l2", 2, 0.5, 0.0)
+    with pytest.raises(ValueError):
+        run_cell(prob, "l2", 64, 0.5, 0.1)
+    with pytest.raises(TypeError):
+        optimal_alpha(True, n=10, eps=0.1, rho=1.0, sigma1=1.0)
+
+
+def test_seeded_rows_tiny_maps_build():
+    maps = lbs.chapter_maps(1, scale="tiny", muon=True)
+    assert set(maps) == {"l2", "linf", "spectral"}
+    v = lbs._variance_rows(5)
+    assert v.passed
+
+
+# -- widget ---------------------------------------------------------------------------------------------------
+def test_panel_extremes():
+    from theorybook.lmo_batch_scaling import widgets
+
+    maps = lbs.chapter_maps(1, scale="tiny", muon=True)
+    panel = widgets.explorer(maps)
+    for method in ("l2", "linf", "spectral"):
+        for tau in (lbs.TAUS[0], lbs.TAUS[-1]):
+            for alpha in (lbs.ALPHAS[0], lbs.ALPHAS[-1]):
+                for gamma in (lbs.GAMMAS[0], lbs.GAMMAS[-1]):
+                    fig, res = panel.render(method=method, tau=tau, alpha=alpha, gamma=gamma)
+                    plt.close(fig)
+                    assert "running mean" in res.label
+    panel.controls["method"].value = "spectral"
+    panel.controls["tau"].value = lbs.TAUS[-1]
+    assert "cannot run" not in panel.status.value
