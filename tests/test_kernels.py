@@ -490,7 +490,7 @@ def test_sam_broadcast_shapes(w0, lr, rho, mom, monkeypatch):
     monkeypatch.setattr(sam_dyn, "_fused_sam", lambda *_a: None)  # the torch reference, also on CUDA
     ref = sam_dyn.sam_sweep(w0, lr, rho, 30, **kw)
     fn = kernels.sam_sweep_kernel()
-    s = sam_dyn._setup(w0, lr, rho, mom, None, None, torch.float64, DEVICE)
+    s = sam_dyn._setup(w0, lr, rho, mom, None, None, torch.float64, DEVICE, False)
     fused = fn(s.w0.expand(*s.cells, 2), s.rho[..., 0], s.lr[..., 0],
                None if s.momentum is None else s.momentum[..., 0], 30, lam=(2.0, -2.0), normalized=False,
                threshold=0.0, tail=2)
