@@ -7,8 +7,11 @@ import sys
 from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
-# Order: fast first. Each script prints its own table and writes bench/results/<name>.json.
-SCRIPTS = ["widgets.py", "sweep.py", "dash.py", "pogo.py", "robust_lotteries.py", "chapter_times.py"]
+# Order: widgets first, chapter times last, every other bench/*.py in between (new chapters' benches are picked up).
+# Each script prints its own table and writes bench/results/<name>.json.
+FIRST, LAST = ["widgets.py", "sweep.py"], ["chapter_times.py"]
+SCRIPTS = FIRST + sorted(p.name for p in BENCH.glob("*.py")
+                         if p.name not in {*FIRST, *LAST, "run_all.py"} and not p.name.startswith("_")) + LAST
 
 
 def main() -> int:
