@@ -26,12 +26,12 @@ import json
 import math
 import os
 import pathlib
-import platform
 import statistics
 import sys
 import time
 
 import torch
+from _machine import machine_info  # bench/ is on sys.path when a bench script runs
 
 from theorybook.dash_shampoo import reference_root, spd_stack
 from theorybook.dash_shampoo.experiment import iterations_to_target, solve_loop, solve_stacked
@@ -64,23 +64,6 @@ def calibrate(B: int, target: float, kappa: float, device) -> dict[str, dict]:
         n, err = iterations_to_target(A, ref, method, target, scaling=scaling, max_iters=30)
         out[name] = {"iters": n, "error": err}
     return out
-
-
-def machine_info() -> dict:
-    """CPU model, core count, torch's default threads and the load average: the context of every timing."""
-    model = platform.processor() or platform.machine()
-    try:
-        for line in pathlib.Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    load = os.getloadavg() if hasattr(os, "getloadavg") else (math.nan,) * 3
-    return {"cpu": model, "cores": os.cpu_count(), "torch_default_threads": torch.get_num_threads(),
-            "platform": platform.platform(), "python": platform.python_version(), "torch": torch.__version__,
-            "load_avg_1_5_15_start": [round(x, 2) for x in load],
-            "cuda": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None}
 
 
 def interleaved_medians(plan: dict, reps: int, sync) -> tuple[dict[str, float], dict[str, float]]:

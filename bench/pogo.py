@@ -20,15 +20,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
-import platform
 import statistics
 import sys
 import time
 from pathlib import Path
 
 import torch
+from _machine import machine_info  # bench/ is on sys.path when a bench script runs
 
 from theorybook import pogo_orthogonal as po
 from theorybook.device import resolve_device
@@ -97,23 +96,6 @@ def step_times(b: int, p: int, *, device, warmup: int = 2, budget_s: float = 2.0
     # and is not inflated by other processes on a shared machine; otherwise only the wall clock means anything
     one = torch.get_num_threads() == 1 and not prob.X0.is_cuda
     return (cpu_med if one else wall_med), wall_med, ("thread CPU time" if one else "wall")
-
-
-def machine_info() -> dict:
-    """CPU model, core count, torch's default threads and the load average: the context of every timing."""
-    model = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    load = os.getloadavg() if hasattr(os, "getloadavg") else (math.nan,) * 3
-    return {"cpu": model, "cores": os.cpu_count(), "torch_default_threads": torch.get_num_threads(),
-            "platform": platform.platform(), "python": platform.python_version(), "torch": torch.__version__,
-            "load_avg_1_5_15_start": [round(x, 2) for x in load],
-            "cuda": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None}
 
 
 def to_target(problem, method: str, lr: float, steps: int, target: float, **kw) -> dict:
