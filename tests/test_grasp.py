@@ -200,3 +200,71 @@ def test_explorer_sliders():
         for value in (opts[0], opts[-1]) if opts else ():
             c.value = value[1] if isinstance(value, tuple) else value
             assert "cannot run" not in panel.status.value and panel.status.value
+
+
+# --- the convex half: chain quadratic, GD, AC-SA ---------------------------------------------------------------
+
+def test_chain_quadratic_gradient_and_optimum():
+    from theorybook.grasp import chain_quadratic
+
+    p = chain_quadratic(50, 2.0, device="cpu")
+    x = torch.randn(4, 50, dtype=torch.float64, generator=torch.Generator().manual_seed(0), requires_grad=True)
+    p.loss(x).sum().backward()
+    assert torch.allclose(x.grad, p.gradient(x.detach()), atol=1e-13)
+    xs = p.x_star()
+    assert float(p.gradient(xs).abs().max()) < 1e-13
+    assert abs(float(p.loss(xs)) - p.f_star) < 1e-15
+    # Hessian (L/4)A with λ_max(A) < 4: smoothness ≤ L
+    A = torch.diag(torch.full((50,), 2.0, dtype=torch.float64)) - torch.diag(torch.ones(49, dtype=torch.float64), 1) \
+        - torch.diag(torch.ones(49, dtype=torch.float64), -1)
+    assert float(torch.linalg.eigvalsh(p.L / 4 * A).max()) < p.L
+
+
+def test_gd_and_acsa_meet_their_rate_bounds_and_the_krylov_floor():
+    from theorybook.grasp import chain_quadratic, run_convex
+
+    p = chain_quadratic(400, 1.0, device="cpu")
+    R2 = float((p.x_star() ** 2).sum())
+    for T in (8, 32, 128):
+        gd = run_convex(p, [1.0], T, base="sgd")
+        ac = run_convex(p, [1.0], T, base="acsa")
+        assert float(gd.gap[0]) <= R2 / (2 * T) + 1e-12  # GD, η = 1/L
+        assert float(ac.gap[0]) <= 4 * R2 / (T * (T + 1)) + 1e-12  # AC-SA, η = 1/L (Lan 2012)
+        for r in (gd, ac):
+            assert float(r.gap[0]) >= p.krylov_floor(T) - 1e-12
+        assert float(ac.gap[0]) < float(gd.gap[0])
+
+
+def test_grasp_convex_returns_the_best_candidate_and_diverged_runs_are_inf():
+    from theorybook.grasp import chain_quadratic, grasp_convex, oracle_convex
+
+    p = chain_quadratic(300, 1.0, device="cpu")
+    g = grasp_convex(p, 64, base="acsa")
+    assert g.eta_bar == pytest.approx(4.0)
+    assert g.gap == float(g.gaps.min()) and g.steps == 64 // 7
+    assert g.chosen != 0 and float(g.gaps[0]) > 1.0  # η = 4/L blows up: F − F* grows past F(x₀) − F* ≈ 1/8
+    o = oracle_convex(p, 64, base="acsa")
+    assert o.gap <= g.gap
+
+
+def test_convex_validation():
+    from theorybook.grasp import chain_quadratic, convex_study, grasp_convex, loglog_slope, run_convex
+
+    with pytest.raises(ValueError, match="d"):
+        chain_quadratic(1)
+    with pytest.raises(ValueError, match="L"):
+        chain_quadratic(10, 0.0)
+    p = chain_quadratic(10, device="cpu")
+    with pytest.raises(ValueError, match="base"):
+        run_convex(p, [0.5], 4, base="adam")
+    with pytest.raises(ValueError, match="etas"):
+        run_convex(p, [-0.5], 4)
+    with pytest.raises(ValueError, match="T"):
+        grasp_convex(p, 1)
+    with pytest.raises(TypeError, match="ChainQuadratic"):
+        grasp_convex("p", 8)
+    with pytest.raises(ValueError, match="Ts"):
+        convex_study(10, (8,))
+    with pytest.raises(ValueError):
+        loglog_slope([1.0, 2.0], [1.0, 0.0])
+    assert loglog_slope([1.0, 2.0, 4.0], [1.0, 0.5, 0.25]) == pytest.approx(-1.0)
