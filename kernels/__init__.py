@@ -2,15 +2,17 @@
 
 Each kernel has a plain torch reference in ``theorybook`` and a parity test. Dispatch happens in
 :mod:`theorybook.sweep` (x^k/k) and :func:`theorybook.sam_saddle.dynamics.sam_sweep` (SAM on the 2-D quadratic
-saddle): a kernel is used only on CUDA with Triton installed; everywhere else the torch
-reference runs, with identical semantics.
+saddle): a Triton kernel on CUDA with Triton installed, the numba kernels of :mod:`theorybook.kernels.cpu` on CPU
+for sweeps big enough to pay for their compilation; everywhere else the torch reference runs, with identical
+semantics.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-__all__ = ["poly_sweep_kernel", "sam_sweep_kernel", "triton_available", "FUSED_METHODS", "cpu_poly_sweep"]
+__all__ = ["poly_sweep_kernel", "sam_sweep_kernel", "triton_available", "FUSED_METHODS", "cpu_poly_sweep",
+           "cpu_sam_sweep"]
 
 FUSED_METHODS = ("gd", "heavy_ball", "rmsprop", "adam")
 
@@ -21,6 +23,14 @@ def cpu_poly_sweep(method: str, cell_steps: float) -> Callable | None:
     from .cpu import cpu_poly_sweep as _pick
 
     return _pick(method, cell_steps)
+
+
+def cpu_sam_sweep(cell_steps: float) -> Callable | None:
+    """The fused CPU SAM sweep on the 2-D quadratic saddle (numba), or ``None`` when it does not apply (numba
+    missing, ``THEORYBOOK_CPU_FUSED=0``, or fewer than ``MIN_CELL_STEPS`` cell-steps)."""
+    from .cpu import cpu_sam_sweep as _pick
+
+    return _pick(cell_steps)
 
 
 def triton_available() -> bool:

@@ -24,7 +24,8 @@ from collections.abc import Callable
 
 import torch
 
-__all__ = ["MIN_CELL_STEPS", "cpu_fused_available", "cpu_poly_sweep", "poly_sweep_cpu_fused"]
+__all__ = ["MIN_CELL_STEPS", "cpu_fused_available", "cpu_poly_sweep", "cpu_sam_sweep", "poly_sweep_cpu_fused",
+           "sam_quadratic_cpu_fused"]
 
 #: Below this many cell-steps the torch path is used (the compiled loop's first call costs ~1 s of JIT).
 MIN_CELL_STEPS = 2_000_000
@@ -267,3 +268,199 @@ def cpu_poly_sweep(method: str, cell_steps: float) -> Callable | None:
         return poly_sweep_cpu_fused(method, kt, x0t, hp, steps, threshold=threshold, tail=tail, dtype=dtype)
 
     return fn
+
+
+# --- deterministic SAM on the 2-D quadratic saddle ------------------------------------------------------------
+
+_sam_kernel: list[Callable] = []
+
+
+def _fma():
+    """``fma(a, b, c)`` with one rounding (LLVM's llvm.fma): torch's CPU ``vector_norm`` of a length-2 row is
+    sqrt(fma(b, b, a·a)) (see :mod:`theorybook.kernels.sam`)."""
+    from numba.core import types
+    from numba.extending import intrinsic
+
+    @intrinsic
+    def fma(typingctx, a, b, c):
+        if not (isinstance(a, types.Float) and a == b == c):
+            return None
+
+        def codegen(context, builder, signature, args):
+            return builder.fma(*args)
+
+        return a(a, b, c), codegen
+
+    return fma
+
+
+def _build_sam():
+    """Compile the SAM sweep (one kernel; numba specialises it per dtype on first call). The flags are run-time
+    arguments, loop-invariant branches that the compiler unswitches; one compilation instead of eight.
+
+    Per cell, operation by operation as :func:`theorybook.sam_saddle.dynamics.sam_sweep`'s torch path:
+    g = Λw; wᵖ = w + ρ·(g/(‖g‖ + ε)) (normalised) or w + ρg; g̃ = Λwᵖ; b ← γb + g̃; w ← w − ηb (or w − ηg̃ without
+    momentum); ℓ = ½((λ₁w₁)w₁ + (λ₂w₂)w₂). Every step is IEEE mul/add/div/sqrt with no contraction, plus the one
+    fma inside the norm, so the result is bitwise the reference's on CPU.
+    """
+    from numba import njit, prange
+
+    fma = _fma()
+
+    @njit(inline="always")
+    def norm2(a, b):
+        return math.sqrt(fma(b, b, a * a))
+
+    @njit(parallel=True, fastmath=False, nogil=True, error_model="numpy")
+    def sweep(w0, rho, lr, mom, consts, steps, tail_from, normalized, has_momentum, has_threshold, last, minl, first,
+              tailmax, wout, dist):
+        n = rho.shape[0]
+        l0, l1, thr, eps, half, ninf = consts[0], consts[1], consts[2], consts[3], consts[4], consts[5]
+        nblocks = (n + BLOCK - 1) // BLOCK
+        for blk in prange(nblocks):
+            lo = blk * BLOCK
+            hi = min(lo + BLOCK, n)
+            nb = hi - lo
+            x = w0[lo:hi, 0].copy()
+            y = w0[lo:hi, 1].copy()
+            r = rho[lo:hi].copy()
+            eta = lr[lo:hi].copy()
+            gam = mom[lo:hi].copy()
+            bx = x.copy()
+            by = x.copy()
+            cur = x.copy()
+            mn = x.copy()
+            tm = x.copy()
+            fb = first[lo:hi]
+            for j in range(nb):
+                bx[j] = half - half
+                by[j] = half - half
+                c = half * ((l0 * x[j]) * x[j] + (l1 * y[j]) * y[j])
+                cur[j] = c
+                mn[j] = c
+                tm[j] = ninf
+                fb[j] = -1
+            for t in range(steps):
+                step = t + 1
+                in_tail = step >= tail_from
+                for j in range(nb):
+                    xj = x[j]
+                    yj = y[j]
+                    gx = l0 * xj
+                    gy = l1 * yj
+                    if normalized:
+                        den = norm2(gx, gy) + eps
+                        px = xj + r[j] * (gx / den)
+                        py = yj + r[j] * (gy / den)
+                    else:
+                        px = xj + r[j] * gx
+                        py = yj + r[j] * gy
+                    qx = l0 * px
+                    qy = l1 * py
+                    if has_momentum:
+                        bxj = gam[j] * bx[j] + qx
+                        byj = gam[j] * by[j] + qy
+                        bx[j] = bxj
+                        by[j] = byj
+                        xj = xj - eta[j] * bxj
+                        yj = yj - eta[j] * byj
+                    else:
+                        xj = xj - eta[j] * qx
+                        yj = yj - eta[j] * qy
+                    x[j] = xj
+                    y[j] = yj
+                    c = half * ((l0 * xj) * xj + (l1 * yj) * yj)
+                    cur[j] = c
+                    mo = mn[j]
+                    mn[j] = c if (c < mo or mo != mo) else mo
+                    if has_threshold:
+                        fb[j] = step if (fb[j] < 0 and c <= thr) else fb[j]
+                    if in_tail:
+                        to = tm[j]
+                        tm[j] = c if (c > to or to != to) else to
+            last[lo:hi] = cur
+            minl[lo:hi] = mn
+            tailmax[lo:hi] = tm
+            for j in range(nb):
+                wout[lo + j, 0] = x[j]
+                wout[lo + j, 1] = y[j]
+                dist[lo + j] = norm2(x[j], y[j])
+        return 0
+
+    return sweep
+
+
+def sam_quadratic_cpu_fused(w0: torch.Tensor, rho: torch.Tensor, lr: torch.Tensor, momentum: torch.Tensor | None,
+                            steps: int, *, lam: tuple[float, float], normalized: bool, threshold: float | None = None,
+                            tail: int = 0):
+    """The compiled per-cell SAM loop on CPU tensors; same arguments and result (``SAMSweep``) as
+    :func:`theorybook.kernels.sam.sam_quadratic_fused`. ``None`` if compilation failed (the caller falls back)."""
+    global _failed
+    import numpy as np
+
+    from theorybook import validate
+    from theorybook.device import to_numpy
+    from theorybook.sam_saddle.dynamics import NORM_EPS, SAMSweep
+    from theorybook.sweep import canonicalise
+
+    validate.integer("steps", steps, 0)
+    validate.integer("tail", tail, 0)
+    dt = w0.dtype
+    validate.one_of("dtype", dt, (torch.float32, torch.float64))
+    if w0.ndim < 1 or w0.shape[-1] != 2:
+        raise ValueError(f"Invalid w0: shape {tuple(w0.shape)} (must be (*cells, 2))")
+    if len(lam) != 2:
+        raise ValueError(f"Invalid lam: {lam!r} (must have 2 entries)")
+    cells = w0.shape[:-1]
+    n = w0[..., 0].numel()
+
+    def flat(t):
+        return np.ascontiguousarray(to_numpy(torch.as_tensor(t, dtype=dt).expand(cells).reshape(-1)))
+
+    w = np.ascontiguousarray(to_numpy(w0.reshape(n, 2)))
+    npdt = w.dtype
+    rho_f, lr_f = flat(rho), flat(lr)
+    mom_f = lr_f if momentum is None else flat(momentum)  # unused when there is no momentum
+    consts = np.array([float(lam[0]), float(lam[1]), 0.0 if threshold is None else float(threshold), NORM_EPS, 0.5,
+                       -np.inf], dtype=npdt)
+    last, mn, tmax, dist = (np.empty(n, dtype=npdt) for _ in range(4))
+    first = np.empty(n, dtype=np.int64)
+    w_out = np.empty((n, 2), dtype=npdt)
+    if not _sam_kernel and not _failed:
+        try:
+            _sam_kernel.append(_build_sam())
+        except Exception as err:  # noqa: BLE001 - any compiler failure falls back to torch
+            _failed = True
+            warnings.warn(f"theorybook: fused CPU SAM sweep unavailable ({type(err).__name__}: {err}); using torch",
+                          RuntimeWarning, stacklevel=2)
+    if not _sam_kernel:
+        return None
+    kern = _sam_kernel[0]
+    from numba.core.errors import NumbaError
+
+    tail_from = steps - tail + 1 if tail else steps
+    try:
+        kern(w, rho_f, lr_f, mom_f, consts, steps, tail_from, bool(normalized), momentum is not None,
+             threshold is not None, last, mn, first, tmax, w_out, dist)
+    except NumbaError as err:
+        _failed = True
+        warnings.warn(f"theorybook: fused CPU SAM sweep failed ({type(err).__name__}: {err}); using torch",
+                      RuntimeWarning, stacklevel=2)
+        return None
+
+    def back(a):
+        return torch.from_numpy(a).reshape(cells)
+
+    last_t, tmax_t = back(last), back(tmax)
+    if steps == 0:
+        tmax_t = last_t.clone()
+    final, tmax_t, diverged = canonicalise(last_t, tmax_t)
+    return SAMSweep(final, back(mn), back(first), tmax_t, diverged, torch.from_numpy(w_out).reshape(*cells, 2),
+                    back(dist))
+
+
+def cpu_sam_sweep(cell_steps: float) -> Callable | None:
+    """The fused CPU SAM sweep when it applies and pays off (numba present, ≥ MIN_CELL_STEPS), else ``None``."""
+    if cell_steps < MIN_CELL_STEPS or not cpu_fused_available():
+        return None
+    return sam_quadratic_cpu_fused

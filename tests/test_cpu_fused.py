@@ -109,3 +109,49 @@ def test_poly_sweep_uses_it_and_agrees():
     big = ref.min_loss >= 1e-12
     assert big.sum() > 100
     assert _close(fused.min_loss[big], ref.min_loss[big], 1e-6)
+
+
+# --- deterministic SAM on the 2-D quadratic saddle: bitwise (IEEE ops in the reference's order, one fma) -------
+
+from theorybook.sam_saddle import dynamics as sam_dyn  # noqa: E402
+
+SAM_W0 = torch.tensor([[1e-3, 1e-3], [0.5, -0.2], [0.0, 1e-8], [0.0, 0.0], [1e30, -1e30]])  # saddle, and overflow
+SAM_LR = torch.logspace(-3, 5, 9)[:, None, None]  # converging, oscillating, overflowing-to-inf-then-NaN cells
+SAM_RHO = torch.tensor([0.0, 0.1, 0.6, 3.0])[:, None]  # ρ* = 1/2 for λ = ±2: both sides of Theorem 1
+SAM_MOM = {"none": 0.0, "mixed": torch.tensor([0.0, 0.5, 0.9])[:, None, None, None]}
+SAM_FIELDS = ("final_loss", "min_loss", "first_below", "tail_max", "diverged", "final_w", "final_distance")
+
+
+def _bitwise(a, b):
+    return a.shape == b.shape and a.dtype == b.dtype and bool(((a == b) | (a.isnan() & b.isnan())).all())
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32], ids=["f64", "f32"])
+@pytest.mark.parametrize("normalized", [True, False], ids=["normalized", "plain"])
+@pytest.mark.parametrize("mom", list(SAM_MOM))
+@pytest.mark.parametrize("threshold", [-1e-2, None], ids=["thr", "nothr"])
+def test_sam_cpu_fused_is_bitwise_the_reference(dtype, normalized, mom, threshold):
+    args = (SAM_W0, SAM_LR, SAM_RHO, 60)
+    kw = dict(lam=(2.0, -2.0), normalized=normalized, momentum=SAM_MOM[mom], threshold=threshold, tail=5,
+              dtype=dtype, device="cpu")
+    saved, sam_dyn._fused_sam = sam_dyn._fused_sam, lambda *_a: None
+    try:
+        ref = sam_dyn.sam_sweep(*args, **kw)
+    finally:
+        sam_dyn._fused_sam = saved
+    saved, sam_dyn._fused_sam = sam_dyn._fused_sam, lambda _dev, d, _n=0: cpu.sam_quadratic_cpu_fused
+    try:
+        got = sam_dyn.sam_sweep(*args, **kw)
+    finally:
+        sam_dyn._fused_sam = saved
+    assert bool(ref.diverged.any()) and not bool(ref.diverged.all())  # both kinds of cells are exercised
+    for name in SAM_FIELDS:
+        assert _bitwise(getattr(ref, name), getattr(got, name)), name
+
+
+def test_sam_dispatch_uses_the_cpu_kernel_only_for_big_sweeps(monkeypatch):
+    assert sam_dyn._fused_sam(torch.device("cpu"), 2, 10.0) is None
+    assert sam_dyn._fused_sam(torch.device("cpu"), 2, 1e8) is cpu.sam_quadratic_cpu_fused
+    assert sam_dyn._fused_sam(torch.device("cpu"), 3, 1e8) is None
+    monkeypatch.setenv("THEORYBOOK_CPU_FUSED", "0")
+    assert sam_dyn._fused_sam(torch.device("cpu"), 2, 1e8) is None

@@ -315,7 +315,7 @@ def _sam_both(dtype, normalized, momentum, *, steps=SAM_STEPS, threshold=-1e-2, 
         ref = sam_dyn.sam_sweep(*args, **kw)
     finally:
         sam_dyn._fused_sam = saved
-    saved, sam_dyn._fused_sam = sam_dyn._fused_sam, lambda _dev, d: kernels.sam_sweep_kernel() if d == 2 else None
+    saved, sam_dyn._fused_sam = sam_dyn._fused_sam, lambda _dev, d, _n=0: kernels.sam_sweep_kernel() if d == 2 else None
     try:
         fused = sam_dyn.sam_sweep(*args, **kw)
     finally:
@@ -431,7 +431,7 @@ def test_sam_reference_is_simulate_sam():
 
 def test_sam_dispatch_selection():
     assert callable(kernels.sam_sweep_kernel())
-    assert sam_dyn._fused_sam(torch.device("cpu"), 2) is None  # CPU → torch reference
+    assert sam_dyn._fused_sam(torch.device("cpu"), 2) is None  # small CPU sweep → torch reference
     assert sam_dyn._fused_sam(torch.device("cuda"), 3) is None  # d ≠ 2 → torch reference
     assert sam_dyn._fused_sam(torch.device("cuda"), 2) is kernels.sam_sweep_kernel()
 

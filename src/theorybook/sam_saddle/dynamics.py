@@ -633,7 +633,9 @@ def sam_sweep(
 
     Same update, arguments and broadcasting as :func:`simulate_sam` with
     ``grad_fn = saddle_quadratic_grad(lam)``; the loss is ℓ(w_t), reduced by
-    :func:`theorybook.sweep.run_sweep` (``threshold``, ``tail`` as there). On CUDA with Triton and d = 2 the
+    :func:`theorybook.sweep.run_sweep` (``threshold``, ``tail`` as there). With d = 2 a fused kernel runs instead:
+    on CPU the numba loop :func:`theorybook.kernels.cpu.sam_quadratic_cpu_fused` (bitwise equal, see
+    ``tests/test_cpu_fused.py``) once the sweep has ≥ 2·10⁶ cell-steps; on CUDA with Triton the
     fused kernel :func:`theorybook.kernels.sam.sam_quadratic_fused` runs instead (same semantics; bitwise
     equal under the Triton interpreter on CPU, see ``tests/test_kernels.py``).
     """
@@ -647,12 +649,14 @@ def sam_sweep(
     d = s.w0.shape[-1]
     if lam64.shape[0] != d:
         raise ValueError(f"Invalid lam: {lam!r} (must have one entry per coordinate of w0, d = {d})")
-    fused = _fused_sam(s.w0.device, d)
+    fused = _fused_sam(s.w0.device, d, math.prod(s.cells) * steps)
     if fused is not None:
         w = s.w0.expand(*s.cells, d)
         mom = None if s.momentum is None else s.momentum[..., 0]
-        return fused(w, s.rho[..., 0], s.lr[..., 0], mom, steps, lam=tuple(lam64.tolist()),
-                     normalized=normalized, threshold=threshold, tail=tail)
+        out = fused(w, s.rho[..., 0], s.lr[..., 0], mom, steps, lam=tuple(lam64.tolist()),
+                    normalized=normalized, threshold=threshold, tail=tail)
+        if out is not None:  # None: the CPU compiler failed (a one-line notice was given); torch runs
+            return out
     lam_t = lam64.to(s.w0.device, s.w0.dtype)
     step = _stepper(s, saddle_quadratic_grad(lam64), normalized)
     last: list[SAMState] = []
@@ -672,14 +676,17 @@ def sam_sweep(
     return SAMSweep(*stats[:5], w, torch.linalg.vector_norm(w, dim=-1))
 
 
-def _fused_sam(device: torch.device, d: int):
-    """The fused kernel when one applies (CUDA, Triton installed, d = 2), else ``None``."""
-    if device.type != "cuda" or d != 2:
+def _fused_sam(device: torch.device, d: int, cell_steps: float = 0.0):
+    """The fused kernel when one applies (d = 2; CUDA with Triton, or CPU with numba for ≥ 2·10⁶ cell-steps),
+    else ``None``."""
+    if d != 2 or device.type not in ("cuda", "cpu"):
         return None
     try:
         from theorybook import kernels
     except ImportError:  # pragma: no cover
         return None
+    if device.type == "cpu":
+        return kernels.cpu_sam_sweep(cell_steps)
     return kernels.sam_sweep_kernel()
 
 
