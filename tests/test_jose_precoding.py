@@ -1,0 +1,142 @@
+"""Tests for theorybook.jose_precoding: water-filling and JoSE closed forms vs independent numerics, the MuJoCo
+channel vs finite differences, sympy derivations, validation errors and the widget at every slider extreme."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import scipy.linalg
+import sympy as sp
+import torch
+
+from theorybook.device import to_numpy
+from theorybook.jose_precoding import (
+    TendonFinger,
+    fit_dynamics,
+    gaussian_capacity,
+    jose,
+    precoder_capacity,
+    principal_angles,
+    theory,
+    water_filling,
+)
+from theorybook.jose_precoding.experiment import POSTURES, channel, monte_carlo_mi, numeric_capacity_max
+
+F64 = torch.float64
+
+
+@pytest.mark.parametrize("gains,P,powers,cap", [
+    ([4.0, 1.0, 0.1, 0.0], 1.0, [0.875, 0.125, 0.0, 0.0], 0.5 * math.log(1 + 4 * 0.875) + 0.5 * math.log(1.125)),
+    ([1.0, 1.0], 2.0, [1.0, 1.0], math.log(2.0)),
+    ([0.0, 0.0], 1.0, [0.0, 0.0], 0.0),
+])
+def test_water_filling_table(gains, P, powers, cap):
+    w = water_filling(torch.tensor(gains, dtype=F64), P)
+    assert to_numpy(w.powers) == pytest.approx(powers, abs=1e-12)
+    assert float(w.capacity) == pytest.approx(cap, abs=1e-12)
+
+
+def test_water_filling_matches_numeric_max_and_batches():
+    gen = torch.Generator().manual_seed(0)
+    G = torch.randn(3, 7, generator=gen, dtype=F64)
+    Q = 0.5 * torch.eye(3, dtype=F64)
+    for P in (0.05, 1.0, 30.0):
+        assert numeric_capacity_max(G, Q, P) == pytest.approx(float(jose(G, Q, P).capacity), abs=1e-6)
+    Gb = torch.randn(5, 3, 7, generator=gen, dtype=F64)
+    batched = jose(Gb, Q, 1.0, k=2).capacity
+    single = torch.stack([jose(g, Q, 1.0, k=2).capacity for g in Gb])
+    assert torch.allclose(batched, single, atol=1e-12)
+
+
+def test_jose_beats_random_and_saturates_at_rank():
+    gen = torch.Generator().manual_seed(1)
+    G, Q = torch.randn(4, 10, generator=gen, dtype=F64), torch.eye(4, dtype=F64) * 0.3
+    caps = [float(jose(G, Q, 2.0, k=k).capacity) for k in range(1, 11)]
+    assert all(abs(c - caps[3]) < 1e-12 for c in caps[4:])
+    for k in range(1, 5):
+        rand = precoder_capacity(G, Q, torch.randn(50, 10, k, generator=gen, dtype=F64), 2.0)
+        assert float(rand.max()) <= caps[k - 1] + 1e-10
+    j = jose(G, Q, 2.0, k=4)
+    S = j.precoder @ torch.diag(j.powers) @ j.precoder.T
+    assert float(gaussian_capacity(G, Q, S)) == pytest.approx(caps[3], abs=1e-10)
+    # Corollary C.2: a change of basis with compensated covariance
+    A = torch.randn(4, 4, generator=gen, dtype=F64)
+    Sz = torch.linalg.inv(A) @ torch.diag(j.powers) @ torch.linalg.inv(A).T
+    assert float(gaussian_capacity(G, Q, j.precoder @ A @ Sz @ A.T @ j.precoder.T)) == pytest.approx(caps[3], 1e-9)
+
+
+def test_principal_angles_match_scipy():
+    gen = torch.Generator().manual_seed(2)
+    A, B = torch.randn(16, 3, generator=gen, dtype=F64), torch.randn(16, 5, generator=gen, dtype=F64)
+    ours = to_numpy(principal_angles(A, B))
+    ref = np.sort(np.rad2deg(scipy.linalg.subspace_angles(to_numpy(A), to_numpy(B))))
+    assert ours == pytest.approx(ref, abs=1e-9)
+    assert float(principal_angles(A, A @ torch.randn(3, 3, generator=gen, dtype=F64)).max()) < 1e-6
+
+
+def test_mujoco_channel_matches_finite_differences():
+    f = TendonFinger(0.1, device="cpu")
+    for q in POSTURES.values():
+        G, B = f.G(q), f.G_finite_difference(q)
+        assert G.shape == (4, 16)
+        assert float((G - B).norm() / B.norm()) < 1e-6
+        assert int(torch.linalg.matrix_rank(G)) == 4
+    y = f.step(torch.full((16,), 0.5, dtype=F64), seed=0)
+    assert y.shape == (4,) and torch.isfinite(y).all()
+
+
+def test_sympy_derivations():
+    assert theory.scalar_gaussian_mi() == 0
+    kkt = theory.water_filling_kkt()
+    assert kkt.residual == 0
+    assert theory.change_of_basis() == sp.zeros(3, 3)
+    assert theory.euler_affinity().hessian_zero
+
+
+def test_learned_model_recovers_subspace_and_monte_carlo():
+    f = TendonFinger(0.1, device="cpu")
+    m = fit_dynamics(f.play(6000, 11))
+    qs = torch.tensor([list(q) for q in POSTURES.values()], dtype=F64)
+    Gt = torch.stack([f.G(q) for q in POSTURES.values()])
+    Q = 0.01 * torch.eye(4, dtype=F64)
+    ang = principal_angles(jose(m.G(qs), m.Q, 1.0).precoder[..., :4], jose(Gt, Q, 1.0).precoder[..., :4])
+    assert float(ang.max()) < 10
+    m2 = fit_dynamics(f.play(3000, 12), rank=2)
+    assert int(torch.linalg.matrix_rank(m2.G(qs[0]), atol=1e-8)) == 2
+    mc = monte_carlo_mi(5)
+    assert abs(mc.mi - mc.closed_form) < 5 * mc.se + 0.01
+    assert channel().jose.capacity > 0
+
+
+@pytest.mark.parametrize("call", [
+    lambda: water_filling(torch.tensor([1.0, -1.0], dtype=F64), 1.0),
+    lambda: water_filling(torch.tensor([1.0], dtype=F64), 0.0),
+    lambda: jose(torch.ones(4, 16, dtype=F64), -torch.eye(4, dtype=F64), 1.0),
+    lambda: jose(torch.ones(4, 16, dtype=F64), torch.eye(3, dtype=F64), 1.0),
+    lambda: jose(torch.ones(4, 16, dtype=F64), torch.eye(4, dtype=F64), 1.0, k=17),
+    lambda: jose(torch.ones(4, 16, dtype=F64), torch.eye(4, dtype=F64), 1.0, k=0),
+    lambda: precoder_capacity(torch.ones(4, 16, dtype=F64), torch.eye(4, dtype=F64), torch.ones(15, 2), 1.0),
+    lambda: TendonFinger(noise=-1.0),
+    lambda: TendonFinger(0.1).G(torch.zeros(3)),
+])
+def test_bad_input_raises_value_error(call):
+    with pytest.raises(ValueError, match="Invalid"):
+        call()
+
+
+def test_widget_extremes():
+    import matplotlib.pyplot as plt
+
+    from theorybook.jose_precoding.widgets import explorer
+
+    panel = explorer()
+    for name, c in panel.controls.items():
+        values = c.options if name == "model" else (c.min, c.max)
+        for val in values:
+            c.value = val
+            assert "cannot run" not in panel.status.value, (name, val, panel.status.value)
+            assert "JoSE" in panel.status.value
+        c.value = values[0]
+    plt.close("all")
