@@ -224,6 +224,50 @@ def grid_sweep(n: int, k: int, steps: int, threshold: float, device: str) -> swe
 # ------------------------------------------------------------------------------------------------------------
 
 
+def sam_compare(n: int, steps: int, repeats: int) -> dict:
+    """Deterministic normalised SAM with momentum 0.5 on the 2-D quadratic saddle λ = (2, −2): an n×n (η, ρ) grid
+    from w₀ = (10⁻³, 10⁻³), the torch reference vs the fused CPU loop, interleaved, medians; bitwise agreement."""
+    from theorybook.kernels.cpu import cpu_fused_available
+
+    from theorybook.sam_saddle import dynamics as sam_dyn
+
+    if not cpu_fused_available():
+        return {"skipped": "numba not installed"}
+    lr = torch.logspace(-3, 0, n, dtype=torch.float64)[:, None]
+    rho = torch.linspace(0.0, 1.5, n, dtype=torch.float64)[None, :, None]
+    w0 = torch.tensor([1e-3, 1e-3], dtype=torch.float64)
+    kw = dict(lam=(2.0, -2.0), normalized=True, momentum=0.5, threshold=-1e-2, tail=steps // 5, device="cpu")
+    saved = sam_dyn._fused_sam
+
+    def ref():
+        sam_dyn._fused_sam = lambda *_a: None
+        try:
+            return sam_dyn.sam_sweep(w0, lr, rho, steps, **kw)
+        finally:
+            sam_dyn._fused_sam = saved
+
+    def fused():
+        return sam_dyn.sam_sweep(w0, lr, rho, steps, **kw)
+
+    out = {"reference": ref(), "fused": fused()}  # warm (and compile)
+    same = all(bool(((a == b) | (a.isnan() & b.isnan())).all()) for a, b in
+               zip(out["reference"], out["fused"], strict=True))
+    times: dict[str, list[float]] = {"reference": [], "fused": []}
+    for _ in range(repeats):
+        for name, fn in (("reference", ref), ("fused", fused)):
+            t0 = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - t0)
+    med = {k_: statistics.median(v_) for k_, v_ in times.items()}
+    res = {"grid": n, "steps": steps, "cells": n * n, "seconds": med,
+           "cell_steps_per_s": {k_: n * n * steps / v_ for k_, v_ in med.items()},
+           "fused_over_reference": med["reference"] / med["fused"], "bitwise_equal": same}
+    print(f"SAM (normalised, γ = 0.5) on the 2-D saddle, {n}x{n} (η, ρ) cells x {steps} steps: torch reference "
+          f"{res['cell_steps_per_s']['reference']:.3e}, fused CPU {res['cell_steps_per_s']['fused']:.3e} cell-steps/s "
+          f"-> {res['fused_over_reference']:.1f}x, bitwise equal: {same}")
+    return res
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="smoke run: 32×32 grid × 300 steps")
@@ -326,7 +370,9 @@ def main(argv: list[str] | None = None) -> int:
         agree = sum((r[1] <= 1e-100) == bool(m <= 1e-100) and math.isclose(r[1], float(m), rel_tol=1e-6)
                     for r, m in zip(ref, vec.min_loss.tolist(), strict=True))
         sanity = f"python-loop vs vectorised min loss (2000 steps, 4 configs): {agree}/4 agree to 1e-6"
+        sam = sam_compare(n, max(10, steps // 5), a.repeats)
     else:
+        sam = {}
         sanity = "CPU rows skipped (--gpu-only)"
 
     gpu = {}
@@ -392,7 +438,7 @@ def main(argv: list[str] | None = None) -> int:
     result = dict(
         benchmark="sweep", k=k, grid=n, steps=steps, lr=LR, beta_range=[LO, HI], dtype="float64",
         threads=a.threads, quick=a.quick, rows=rows, ratios=ratios, roofline_fraction=roofline_fraction,
-        goal_vectorised_100x=goal, gpu=gpu,
+        goal_vectorised_100x=goal, gpu=gpu, sam=sam,
         sanity=sanity,
         env=dict(torch=torch.__version__, python=sys.version.split()[0], machine=platform.machine(),
                  processor=platform.processor()),
