@@ -4,6 +4,7 @@
     python bench/dash.py --full     # adds (32, 256) and (64, 256): the issue's whole grid, ≈ 5+ min
     python bench/dash.py --quick    # a few seconds: N ∈ {4, 8} × B ∈ {32, 64}
     python bench/dash.py --blocks 8,32 --sizes 64,128   # any sub-grid (e.g. a short run on a loaded machine)
+    python bench/dash.py --peer-only                    # only the optimizer-step comparison with the PyPI peer
 
 Every cell is timed at torch's default thread count and at one thread (``--threads``), methods interleaved
 round-robin (one call of each per round, after one warm call each), medians over the rounds. At one thread the
@@ -16,12 +17,21 @@ For each block size B the iteration count of each iterative solver is first set 
 then, for each stack N × B × B, the solvers are timed side by side in one run (medians of warm repeats):
 the DS-style loop (one call per block: CN with Frobenius scaling, and EVD) and the stacked calls (CN, NDB with
 multi-vector power-iteration scaling, EVD). Ratios are set against the paper's 8×H100 numbers (4.83× / 5.6×
-headline; 4.47× CN-fp32 like-for-like). Writes bench/results/dash.json.
+headline; 4.47× CN-fp32 like-for-like).
+
+Peer, side by side (``peer`` in the JSON): the per-step time (forward, backward, optimizer step) of an MLP
+(3 layers of 256×256, batch 128) under our ``Shampoo`` (stacked and per-block loop, NDB and EVD roots) and under
+``pytorch_optimizer.ScalableShampoo`` (a PyPI Shampoo that installs without CUDA; the ``bench`` extra) at the same
+block size 64 and root frequency, plus ``torch.optim.Adam`` as the floor; default threads and one thread,
+interleaved, medians. The peer grafts SGD and we graft Adam, so the step's arithmetic is not identical: the
+comparison is of cost at equal block size and root frequency, not of the training curve. Skipped with a message
+when the peer is not installed. Writes bench/results/dash.json.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import json
 import math
 import os
@@ -50,6 +60,8 @@ def parse(argv=None):
     ap.add_argument("--blocks", default=None, help="comma-separated N (blocks per stack), overrides the grid")
     ap.add_argument("--sizes", default=None, help="comma-separated B (block sizes), overrides the grid")
     ap.add_argument("--device", default="cpu")
+    ap.add_argument("--peer-only", action="store_true", help="only the optimizer-step comparison with the PyPI peer")
+    ap.add_argument("--peer-steps", type=int, default=None, help="timed steps per optimizer and thread count")
     ap.add_argument("--out", default=str(pathlib.Path(__file__).parent / "results" / "dash.json"))
     return ap.parse_args(argv)
 
@@ -88,6 +100,76 @@ def interleaved_medians(plan: dict, reps: int, sync) -> tuple[dict[str, float], 
     return ({k: statistics.median(v) for k, v in wall.items()}, {k: statistics.median(v) for k, v in cpu.items()})
 
 
+def peer_compare(thread_list: list[int], freqs=(1, 10), repeats: int = 5, steps: int = 10,
+                 device: str | torch.device = "cpu") -> dict:
+    """Per-step ms of our Shampoo vs ``pytorch_optimizer.ScalableShampoo`` (and Adam) on one MLP, interleaved."""
+    try:
+        import pytorch_optimizer
+    except ImportError:
+        print("pytorch-optimizer not installed (pip install -e '.[bench]'): the PyPI Shampoo peer is skipped")
+        return {"skipped": "pytorch-optimizer not installed"}
+    from theorybook.dash_shampoo import Shampoo
+
+    device = torch.device(device)
+    gen = torch.Generator().manual_seed(0)
+    X = torch.randn(128, 256, generator=gen).to(device)
+    Y = torch.randn(128, 256, generator=gen).to(device)
+
+    def model():
+        torch.manual_seed(0)
+        return torch.nn.Sequential(torch.nn.Linear(256, 256), torch.nn.Tanh(), torch.nn.Linear(256, 256),
+                                   torch.nn.Tanh(), torch.nn.Linear(256, 256)).to(device)
+
+    def runner(make_opt):
+        net = model()
+        opt = make_opt(net.parameters())
+
+        def run():
+            for _ in range(steps):
+                opt.zero_grad(set_to_none=True)
+                loss = torch.nn.functional.mse_loss(net(X), Y)
+                loss.backward()
+                opt.step()
+            return loss.item()
+
+        run()  # past the first step (statistics allocated, first roots)
+        return run
+
+    sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
+    out = {"model": "MLP 3 × Linear(256, 256), batch 128, MSE", "block_size": 64, "steps_per_call": steps,
+           "peer": f"pytorch_optimizer {importlib.metadata.version('pytorch-optimizer')} ScalableShampoo", "rows": []}
+    default_threads = torch.get_num_threads()
+    for threads in thread_list:
+        torch.set_num_threads(threads)
+        for f in freqs:
+            plan = {
+                "ours stacked NDB": runner(lambda p, f=f: Shampoo(p, lr=1e-3, block_size=64, inv_root_freq=f,
+                                                                  method="ndb", iters=10)),
+                "ours stacked EVD": runner(lambda p, f=f: Shampoo(p, lr=1e-3, block_size=64, inv_root_freq=f,
+                                                                  method="evd")),
+                "ours per-block loop NDB": runner(lambda p, f=f: Shampoo(p, lr=1e-3, block_size=64, inv_root_freq=f,
+                                                                         method="ndb", iters=10, stacked=False)),
+                "pytorch_optimizer ScalableShampoo": runner(lambda p, f=f: pytorch_optimizer.ScalableShampoo(
+                    p, lr=1e-3, block_size=64, preconditioning_compute_steps=f, start_preconditioning_step=1,
+                    statistics_compute_steps=1)),
+                "torch.optim.Adam": runner(lambda p: torch.optim.Adam(p, lr=1e-3)),
+            }
+            wall, cpu = interleaved_medians(plan, repeats, sync)
+            t = cpu if threads == 1 and device.type == "cpu" else wall
+            ms = {k: 1e3 * v / steps for k, v in t.items()}
+            peer = ms["pytorch_optimizer ScalableShampoo"]
+            row = {"threads": threads, "inv_root_freq": f, "ms_per_step": ms,
+                   "clock": "thread CPU time" if t is cpu else "wall",
+                   "peer_over_ours_stacked_ndb": peer / ms["ours stacked NDB"],
+                   "peer_over_ours_stacked_evd": peer / ms["ours stacked EVD"]}
+            out["rows"].append(row)
+            print(f"threads {threads}, roots every {f:>2} steps: " + ", ".join(f"{k} {v:.2f} ms" for k, v in ms.items())
+                  + f"  → peer/ours(NDB) {row['peer_over_ours_stacked_ndb']:.2f}×")
+            sys.stdout.flush()
+    torch.set_num_threads(default_threads)
+    return out
+
+
 def main(argv=None) -> int:
     args = parse(argv)
     default_threads = torch.get_num_threads()
@@ -95,6 +177,15 @@ def main(argv=None) -> int:
     thread_list = list(dict.fromkeys(thread_list))
     device = torch.device(args.device)
     sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
+    if args.peer_only:
+        out = pathlib.Path(args.out)
+        prev = json.loads(out.read_text()) if out.exists() else {}
+        prev["peer"] = peer_compare(thread_list, repeats=args.repeats or 5, steps=args.peer_steps or 10,
+                                    device=device)
+        prev["peer_machine"] = machine_info()
+        out.write_text(json.dumps(prev, indent=1))
+        print(f"wrote {out} (peer section)")
+        return 0
     Ns, Bs = ((4, 8), (32, 64)) if args.quick else ((8, 32, 64), (64, 128, 256))
     if args.blocks:
         Ns = tuple(int(x) for x in args.blocks.split(","))
@@ -171,6 +262,9 @@ def main(argv=None) -> int:
                 k: [min(r["ratios"][k] for r in sel), max(r["ratios"][k] for r in sel)] for k in sel[0]["ratios"]}
     for key, rng in summary.items():
         print(f"  here  {key:<18} " + ", ".join(f"{k} {lo:.2f}–{hi:.2f}×" for k, (lo, hi) in rng.items()))
+    print("\nPer optimizer step vs the PyPI peer (same MLP, block size 64, same root frequency):")
+    peer = peer_compare(thread_list, repeats=3 if args.quick else 5, steps=args.peer_steps or (3 if args.quick else 10),
+                        device=device)
     elapsed = time.perf_counter() - t_start
     machine["load_avg_1_5_15_end"] = [round(x, 2) for x in os.getloadavg()] if hasattr(os, "getloadavg") else None
     print(f"\nwall time {elapsed:.1f} s")
@@ -182,7 +276,7 @@ def main(argv=None) -> int:
                    "target": args.target, "kappa": args.kappa, "threads": thread_list, "device": str(device),
                    "dtype": "float32", "timing": "median of interleaved warm repeats (one warm call each)"},
         "calibration": {str(B): c for B, c in cal.items()}, "rows": rows, "summary": summary, "paper_ratios": paper,
-        "wall_s": elapsed}, indent=1))
+        "peer": peer, "wall_s": elapsed}, indent=1))
     print(f"wrote {out}")
     return 0
 

@@ -586,3 +586,32 @@ def test_rank_deficient_factor_stays_bounded_with_default_eps():
     opt.step()
     assert float(opt.state[W]["inv_L_ff"].abs().max()) < 2e3
     assert torch.isfinite(W).all() and float(W.detach().abs().max()) < 0.1
+
+
+def test_pypi_peer_shampoo_runs_side_by_side_on_the_same_model():
+    """bench/dash.py's peer: pytorch_optimizer's ScalableShampoo and ours, block 64, roots every step, on the same
+    model and data; both must train it (the bench then compares their per-step cost)."""
+    po = pytest.importorskip("pytorch_optimizer", reason="the PyPI Shampoo peer (pytorch-optimizer) is not installed")
+    gen = torch.Generator().manual_seed(0)
+    X, Y = torch.randn(64, 96, generator=gen), torch.randn(64, 96, generator=gen)
+
+    def train(make):
+        torch.manual_seed(0)
+        net = torch.nn.Sequential(torch.nn.Linear(96, 96), torch.nn.Tanh(), torch.nn.Linear(96, 96))
+        opt = make(net.parameters())
+        losses = []
+        for _ in range(30):
+            opt.zero_grad()
+            loss = torch.nn.functional.mse_loss(net(X), Y)
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+        return losses
+
+    ours = train(lambda p: Shampoo(p, lr=3e-3, block_size=64, inv_root_freq=1))
+    # the peer grafts SGD (ours grafts Adam), so its step needs a larger lr to move as far
+    peer = train(lambda p: po.ScalableShampoo(p, lr=0.3, block_size=64, preconditioning_compute_steps=1,
+                                              start_preconditioning_step=1))
+    for losses in (ours, peer):
+        assert all(math.isfinite(x) for x in losses)
+        assert losses[-1] < 0.9 * losses[0]
