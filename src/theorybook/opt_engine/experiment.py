@@ -1,0 +1,405 @@
+"""The chapter's studies and verdict rows: accuracy vs size (SIR proxy vs stand-in), the constraint-omission /
+extra-constraint study, the Pollution-label audit, exactness cross-checks, and the seeded decay test.
+
+Error models (tolerances fixed before measuring):
+
+- exact solvers vs each other: both are exact up to floating point; HiGHS runs with ``mip_rel_gap = 0`` and
+  feasibility tolerance 1e-7 on data ≤ 10⁴, so optima agree to 1e-9 relative;
+- the decay row: accuracies are binomial proportions; the row asks ``Δ = acc(smallest) − acc(largest) > 2·s.e.``
+  with ``s.e. = √(p₁(1−p₁)/n₁ + p₂(1−p₂)/n₂)``. With the pilot proportions (TSP 1.00 → 0.69, knapsack 0.83 → 0.64)
+  the expected z is ≈ 5.3 (20 pilot seeds: 3.3–7.5), so the row fails with probability ≈ Φ(2 − 5.3) ≈ 5e-4
+  per seed. This scale (TSP 30 + knapsack 300 instances per size, exact answers from Held–Karp / DP) is larger
+  than the chapter's figure and cheaper (≈ 0.4 s per seed), so the row is powered and re-runnable on 20 seeds.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+from typing import NamedTuple
+
+import numpy as np
+
+from ..check import Verdicts
+from ..validate import integer, number, one_of
+from .problems import (
+    ADD,
+    CLASSES,
+    OMIT,
+    SIZE_RANGE,
+    _dist,
+    _gen,
+    _nn_two_opt,
+    check_params,
+    from_text,
+    generate,
+    grade,
+    held_karp,
+    is_feasible,
+    knapsack_dp,
+    objective,
+    solve,
+    stand_in,
+)
+
+__all__ = [
+    "CHAPTER_SEEDS", "LADDER", "COUNTS", "FAST", "Record", "accuracy_study", "omission_study", "pollution_audit",
+    "decay_test", "paper_tables", "seeded_verdicts", "deterministic_verdicts", "study_verdicts", "summarize",
+    "binomial_se",
+]
+
+CHAPTER_SEEDS = (2026,)
+#: Size ladders cut for a 2-core CPU (issue 26) and instances per size.
+LADDER = {"tsp": (4, 6, 8, 10, 12), "knapsack": (5, 10, 15, 20, 25, 30), "bin_packing": (10, 12, 14, 16, 18, 20),
+          "job_shop": (3, 4, 5), "inventory": (5, 12, 20), "pollution": (3, 6, 10), "portfolio": (5, 12, 20),
+          "transportation": (3, 6, 10), "production": (3, 6, 10), "network_flow": (3, 6, 10)}
+COUNTS = {"tsp": 8, "knapsack": 16, "bin_packing": 8, "job_shop": 6, "inventory": 10, "pollution": 10,
+          "portfolio": 10, "transportation": 10, "production": 10, "network_flow": 10}
+#: The fast exact formulation used for the SIR proxy (the paper's MTZ / assignment models are timed in bench/).
+FAST = {"tsp": "dfj", "bin_packing": "arcflow"}
+#: Decay test scale (seeded rows): instances at the smallest and the largest size of each class.
+DECAY = {"tsp": ((4, 12), 30), "knapsack": ((5, 30), 300)}
+
+
+class Record(NamedTuple):
+    """One graded record: exact answer, SIR-proxy objective (HiGHS on the parsed text), stand-in objective and
+    feasibility, whether the parsed parameters were bit-identical to the generated ones."""
+
+    problem: str
+    size: int
+    answer: float
+    sir: float
+    standin: float
+    standin_feasible: bool
+    identical_parse: bool
+    resolved: bool
+    status: str
+
+
+def _mapping(name: str, value, *, keys=None) -> dict:
+    if not isinstance(value, dict):
+        raise TypeError(f"Invalid {name}: {type(value).__name__} (must be a dict)")
+    for k in keys or ():
+        if k not in value:
+            raise ValueError(f"Invalid {name}: missing entry {k!r}")
+    return value
+
+
+def _list_of(name: str, value, cls) -> list:
+    if not isinstance(value, (list, tuple)) or not all(isinstance(x, cls) for x in value):
+        raise TypeError(f"Invalid {name}: must be a list of {cls.__name__}")
+    return list(value)
+
+
+def binomial_se(p: float, n: int) -> float:
+    """Standard error √(p(1−p)/n) of a proportion."""
+    pp = number("p", p, 0.0, 1.0)
+    nn = integer("n", n, 1)
+    return math.sqrt(pp * (1 - pp) / nn)
+
+
+@lru_cache(maxsize=4096)
+def _instance(problem: str, size: int, seed: int):
+    """generate() is deterministic: the studies share instances (same class, size, seed) instead of re-solving."""
+    return generate(problem, size, seed=seed)
+
+
+def _same(a: dict, b: dict) -> bool:
+    return all(np.array_equal(np.asarray(a[k], float), np.asarray(b[k], float)) for k in a)
+
+
+def accuracy_study(seed: int = CHAPTER_SEEDS[0], classes: tuple[str, ...] = CLASSES,
+                   ladder: dict | None = None, counts: dict | None = None) -> list[Record]:
+    """Generate ``counts[c]`` records per size of ``ladder[c]``; grade the SIR proxy (HiGHS on the model parsed back
+    from the text) and the stand-in against the exact answer. Where the generator's answer came from the same HiGHS
+    model (every class except TSP — Held–Karp — and knapsack — DP) and the parse is bit-identical, the deterministic
+    solve is reused instead of repeated (``resolved = False``)."""
+    s = integer("seed", seed, 0, 2**63 - 1)
+    if isinstance(classes, str) or not isinstance(classes, (list, tuple)):
+        raise TypeError(f"Invalid classes: {classes!r} (must be a tuple of class names)")
+    lad = LADDER if ladder is None else _mapping("ladder", ladder, keys=classes)
+    cnt = COUNTS if counts is None else _mapping("counts", counts, keys=classes)
+    out: list[Record] = []
+    for c in classes:
+        one_of("classes", c, CLASSES)
+        for n in lad[c]:
+            n = integer("ladder", n, *SIZE_RANGE[c])
+            for r in range(integer("counts", cnt[c], 1, 10_000)):
+                inst = _instance(c, n, s * 1_000 + r)
+                parsed = from_text(c, inst.text)
+                ident = _same(check_params(c, inst.params), check_params(c, parsed))
+                resolve = not ident or c in ("tsp", "knapsack")
+                sir = solve(c, parsed, formulation=FAST.get(c)).objective if resolve else inst.answer
+                x = stand_in(c, parsed)
+                out.append(Record(c, n, inst.answer, sir, objective(c, inst.params, x),
+                                  is_feasible(c, inst.params, x), ident, resolve, inst.status))
+    return out
+
+
+def summarize(records: list[Record], rtol: float = 0.002) -> dict:
+    """Per (class, size): n, SIR accuracy, stand-in feasibility, accuracy and mean relative gap (at ``rtol``)."""
+    r = number("rtol", rtol, 0.0, 1.0)
+    records = _list_of("records", records, Record)
+    out: dict = {}
+    for c in dict.fromkeys(rec.problem for rec in records):
+        out[c] = {}
+        for n in sorted({rec.size for rec in records if rec.problem == c}):
+            rs = [rec for rec in records if rec.problem == c and rec.size == n]
+            acc = np.mean([grade(x.standin, x.answer, rtol=r) for x in rs])
+            gap = np.mean([abs(x.standin - x.answer) / abs(x.answer) for x in rs])
+            out[c][n] = {"n": len(rs), "sir_acc": float(np.mean([grade(x.sir, x.answer, rtol=r) for x in rs])),
+                         "feas": float(np.mean([x.standin_feasible for x in rs])), "acc": float(acc),
+                         "gap": float(gap), "se": binomial_se(float(acc), len(rs))}
+    return out
+
+
+class Omission(NamedTuple):
+    """A model that forgot a constraint: its objective, whether its solution is feasible for the full model, and
+    the true optimum."""
+
+    problem: str
+    kind: str  # "omit" or "add"
+    family: str
+    size: int
+    answer: float
+    relaxed: float
+    feasible: bool
+    subtours: int
+
+
+def omission_study(seed: int = CHAPTER_SEEDS[0], count: int = 8) -> list[Omission]:
+    """For each class with an omittable family (:data:`OMIT`) and each extra constraint (:data:`ADD`): at the class's
+    largest ladder size, solve the model without the family / without the added constraint and grade it against the
+    full model's optimum; TSP without MTZ is also run on every TSP size of the ladder (subtours counted)."""
+    s = integer("seed", seed, 0, 2**63 - 1)
+    k = integer("count", count, 1, 1000)
+    out: list[Omission] = []
+    for c in CLASSES:
+        sizes = LADDER[c] if c == "tsp" else (LADDER[c][-1],)
+        for n in sizes:
+            for r in range(k):
+                inst = _instance(c, n, s * 1_000 + r)
+                for fam in OMIT[c]:
+                    sol = solve(c, inst.params, omit=fam, formulation=FAST.get(c))
+                    cyc = 0
+                    if c == "tsp" and sol.x is not None:
+                        from .problems import _cycles
+
+                        cyc = len(_cycles(sol.x))
+                    out.append(Omission(c, "omit", fam, n, inst.answer, sol.objective,
+                                        is_feasible(c, inst.params, sol.x), cyc))
+                if n != LADDER[c][-1]:
+                    continue
+                for fam in ADD.get(c, ()):
+                    truth = solve(c, inst.params, add=fam, formulation=FAST.get(c))
+                    forgot = solve(c, inst.params, formulation=FAST.get(c))
+                    out.append(Omission(c, "add", fam, n, truth.objective, forgot.objective,
+                                        is_feasible(c, inst.params, forgot.x, add=fam), 0))
+    return out
+
+
+class Audit(NamedTuple):
+    """Pollution-label audit per record: the true optimum, and the optima under the literal and the intended
+    reading of a paper-style text that prints each method as "reduces pollution by round(100(1 − s_j))%"."""
+
+    answer: np.ndarray
+    literal: np.ndarray
+    intended: np.ndarray
+    printed: list
+
+
+def _pollution_value(params: dict, removal_pct: np.ndarray) -> float:
+    q = dict(params)
+    q["removal_pct"] = removal_pct
+    sol = solve("pollution", q)
+    return sol.objective if sol.status == "optimal" else math.inf
+
+
+def pollution_audit(seed: int = CHAPTER_SEEDS[0], count: int = 10) -> Audit:
+    """[derived] recipe of the digest on our own instances: print 1 − s_j rounded to whole percent (the paper's
+    template), read it back literally (removal = printed %) and as intended (removal = 100 − printed %), re-solve."""
+    s = integer("seed", seed, 0, 2**63 - 1)
+    k = integer("count", count, 1, 1000)
+    ans, lit, inten, printed = [], [], [], []
+    for n in LADDER["pollution"]:
+        for r in range(k):
+            inst = generate("pollution", n, seed=s * 1_000 + 500 + r)
+            shown = np.round(100.0 - inst.params["removal_pct"])  # "reduces pollution by {round(100(1 − s))}%"
+            text = " ".join(f"Method {j + 1} reduces pollution by {int(v)}%." for j, v in enumerate(shown))
+            read = np.array([float(v) for v in __import__("re").findall(r"reduces pollution by (\d+)%", text)])
+            ans.append(inst.answer)
+            lit.append(_pollution_value(inst.params, read))
+            inten.append(_pollution_value(inst.params, 100.0 - read))
+            printed.append(text)
+    return Audit(np.array(ans), np.array(lit), np.array(inten), printed)
+
+
+class Decay(NamedTuple):
+    """Stand-in accuracy at the smallest and the largest size of each class (exact answers from Held–Karp / DP)."""
+
+    per_class: dict  # class → (acc_small, n_small, acc_large, n_large)
+    small: float
+    large: float
+    n_small: int
+    n_large: int
+    se: float
+    z: float
+
+
+def decay_test(seed: int, scale: dict | None = None) -> Decay:
+    """Seeded decay experiment: TSP 4 vs 12 cities, knapsack 5 vs 30 items (:data:`DECAY`), stand-in (NN + 2-opt,
+    ratio greedy) against the exact optimum from the specialised exact solvers (Held–Karp, DP — equal to HiGHS, see
+    :func:`deterministic_verdicts`). Pooled ``z = (acc_small − acc_large)/s.e.``."""
+    s = integer("seed", seed, 0, 2**63 - 1)
+    sc = DECAY if scale is None else _mapping("scale", scale)
+    per: dict = {}
+    tot = {"small": [0, 0], "large": [0, 0]}
+    for c, ((n_lo, n_hi), k) in sc.items():
+        one_of("scale", c, ("tsp", "knapsack"))
+        row = []
+        n_lo = integer("scale", n_lo, *SIZE_RANGE[c])
+        n_hi = integer("scale", n_hi, *SIZE_RANGE[c])
+        for which, n in (("small", n_lo), ("large", n_hi)):
+            rng = np.random.default_rng([s, CLASSES.index(c), n, 7])
+            hits = 0
+            for _ in range(integer("count", k, 1, 100_000)):
+                q = _gen(c, n, rng)
+                if c == "tsp":
+                    d = _dist(q["coords"])
+                    x = _nn_two_opt(d)
+                    hits += grade(float(d[np.arange(n), x].sum()), held_karp(d))
+                else:
+                    x = stand_in(c, q)
+                    hits += grade(float(q["values"] @ x), knapsack_dp(q["weights"], q["values"], q["capacity"]))
+            row += [hits / k, k]
+            tot[which][0] += hits
+            tot[which][1] += k
+        per[c] = tuple(row)
+    ps, pl = tot["small"][0] / tot["small"][1], tot["large"][0] / tot["large"][1]
+    se = math.sqrt(ps * (1 - ps) / tot["small"][1] + pl * (1 - pl) / tot["large"][1])
+    z = (ps - pl) / se if se > 0 else (math.inf if ps > pl else 0.0)
+    return Decay(per, ps, pl, tot["small"][1], tot["large"][1], se, z)
+
+
+def seeded_verdicts(seed: int) -> Verdicts:
+    """The chapter's statistical rows for one seed (re-run on 20 unseen seeds by tests/test_seed_robustness.py)."""
+    d = decay_test(seed)
+    v = Verdicts("OPT-Engine — stand-in accuracy decays with size (seeded)", display=False)
+    t, k = d.per_class["tsp"], d.per_class["knapsack"]
+    v.greater(f"PTR proxy collapses with size: pooled stand-in accuracy at the smallest sizes minus at the largest "
+              f"(TSP 4 vs 12 cities, knapsack 5 vs 30 items; {d.n_small} records each side), in s.e.",
+              d.z, 2.0, kind="reproduces", source="paper",
+              note=f"pooled {d.small:.3f} → {d.large:.3f} (s.e. {d.se:.3f}); TSP {t[0]:.3f} → {t[2]:.3f}, "
+                   f"knapsack {k[0]:.3f} → {k[2]:.3f}. Binomial error model; over 20 pilot seeds "
+                   "z ≈ 5.3 ± 1 (min 3.3), so P(z ≤ 2) ≈ Φ(−3.3) ≈ 5e-4. "
+                   "Paper: PTR TSP ≈1.0 → ≈0.1 at 14 cities [paper figure]; our stand-in decays less.")
+    return v
+
+
+def deterministic_verdicts(per_size: int = 2) -> Verdicts:
+    """Exactness cross-checks without randomness beyond fixed seeds: HiGHS (MTZ model) = Held–Karp for TSP ≤ 9,
+    HiGHS (DFJ) = Held–Karp up to 12; HiGHS = DP for knapsack; transportation / NetworkFlow LP optima integral."""
+    k = integer("per_size", per_size, 1, 50)
+    v = Verdicts("OPT-Engine — exact solvers agree", display=False)
+    worst_mtz = worst_dfj = worst_dp = 0.0
+    n_mtz = n_dfj = n_dp = 0
+    for n in range(4, 13):
+        for r in range(k):
+            inst = generate("tsp", n, seed=90_000 + r)
+            if n <= 9:
+                worst_mtz = max(worst_mtz, abs(solve("tsp", inst.params).objective - inst.answer) / inst.answer)
+                n_mtz += 1
+            worst_dfj = max(worst_dfj, abs(solve("tsp", inst.params, formulation="dfj").objective - inst.answer)
+                            / inst.answer)
+            n_dfj += 1
+    for n in (5, 10, 15, 20, 25, 30):
+        for r in range(2 * k):
+            inst = generate("knapsack", n, seed=90_000 + r)
+            worst_dp = max(worst_dp, abs(solve("knapsack", inst.params).objective - inst.answer) / inst.answer)
+            n_dp += 1
+    v.less(f"TSP: HiGHS on the MTZ model = Held–Karp, 4–9 cities ({n_mtz} instances), max rel. difference",
+           worst_mtz, 1e-9, kind="consistency", source="derived", note="two exact methods; HiGHS mip_rel_gap = 0")
+    v.less(f"TSP: HiGHS DFJ cut loop = Held–Karp, 4–12 cities ({n_dfj} instances), max rel. difference",
+           worst_dfj, 1e-9, kind="consistency", source="derived", note="two exact methods")
+    v.less(f"knapsack: HiGHS = dynamic programme, 5–30 items ({n_dp} instances), max rel. difference", worst_dp, 1e-9,
+           kind="consistency", source="derived", note="two exact methods")
+    frac, cnt = 0.0, 0
+    for c in ("transportation", "network_flow"):
+        for n in (3, 5, 7, 10):
+            for r in range(k):
+                sol = solve(c, generate(c, n, seed=90_000 + r).params)
+                frac = max(frac, float(np.max(np.abs(sol.x - np.round(sol.x)))))
+                cnt += 1
+    v.less(f"transportation / NetworkFlow: HiGHS LP optimum is integral on integral data ({cnt} instances), "
+           "max |x − round(x)|", frac, 1e-9, kind="reproduces", source="reconstruction",
+           note="predicted by total unimodularity (sympy, above); measured by the simplex of HiGHS — independent")
+    return v
+
+
+def study_verdicts(records: list[Record], omissions: list[Omission], audit: Audit) -> Verdicts:
+    """Rows from the chapter's (deterministic, seed-fixed) studies."""
+    records = _list_of("records", records, Record)
+    omissions = _list_of("omissions", omissions, Omission)
+    if not isinstance(audit, Audit):
+        raise TypeError(f"Invalid audit: {type(audit).__name__} (must be an Audit from pollution_audit)")
+    if not records or not omissions:
+        raise ValueError("Invalid records/omissions: must be non-empty (run accuracy_study and omission_study)")
+    v = Verdicts("OPT-Engine — SIR proxy, omitted constraints, Pollution audit", display=False)
+    sir = np.array([grade(r.sir, r.answer) for r in records])
+    ident = np.array([r.identical_parse for r in records])
+    v.equal(f"SIR proxy (HiGHS on the model parsed from the text) scores 1.0 on every record ({len(records)}; "
+            f"{int(sum(r.resolved for r in records))} re-solved)", float(sir.mean()), 1.0, kind="consistency",
+            source="derived", note="templates lose no digit: every parse is bit-identical "
+                                   f"({int(ident.sum())}/{ident.size})")
+    mtz = [o for o in omissions if o.problem == "tsp" and o.family == "mtz"]
+    below = all(o.relaxed <= o.answer * (1 + 1e-9) for o in mtz)
+    iff = all((o.relaxed < o.answer * (1 - 1e-9)) == (o.subtours > 1) for o in mtz)
+    v.true(f"TSP without MTZ: objective ≤ optimum on all {len(mtz)} instances, strictly below exactly when the "
+           "solution has subtours", below and iff, kind="consistency", source="derived",
+           measured=f"≤: {below}; strict ⇔ subtours: {iff}; with subtours: {sum(o.subtours > 1 for o in mtz)}")
+    add = [o for o in omissions if o.kind == "add"]
+    acc_add = float(np.mean([grade(o.relaxed, o.answer) for o in add]))
+    feas_add = float(np.mean([o.feasible for o in add]))
+    v.less(f"one extra simple constraint, forgotten ({len(add)} records: forced arc, conflicting pair, order cap): "
+           "accuracy of the model without it", acc_add, 0.5, kind="reproduces", source="reconstruction",
+           note=f"feasible for the constrained problem: {feas_add:.2f}. Paper: SIR drops ≈0.9 → ≈0.5–0.7 with one "
+                "extra constraint [paper figure]; a model that always forgets it is the extreme case")
+    ok = np.isfinite(audit.literal)
+    rel_lit = np.where(ok, np.abs(audit.literal - audit.answer) / audit.answer, np.inf)
+    rel_int = np.abs(audit.intended - audit.answer) / audit.answer
+    v.equal(f"Pollution audit: the literal reading of 'reduces pollution by (1−s)%' misses 0.2 % on every record "
+            f"({audit.answer.size}; fraction missed)", float(np.mean(rel_lit > 0.002)), 1.0, kind="reproduces",
+            source="derived", note="the literal reading is right only if s = 50 % exactly; infeasible counts as a miss")
+    v.less("Pollution audit: smallest literal-reading error on our instances (rel.)", float(rel_lit.min()), 0.78,
+           kind="differs", source="derived", paper="78–300 % away (4 C³-Bench items, [derived] re-solve)",
+           note="our removal rates span 40–95 %, so 1 − s can sit close to s; the C³-Bench range is not reproduced")
+    v.less("Pollution audit: intended reading (removal = 100 − printed %), max rel. error from whole-percent rounding",
+           float(rel_int.max()), 0.018, kind="reproduces", source="derived",
+           note="error model: |Δs| ≤ 0.5 point on s ≥ 40 %, so first order ≤ 0.5/40 = 1.25 %; digest: 0.2–1.8 %")
+    return v
+
+
+#: [paper] DeepSeek-V3.2, read off the repository's figures (sir.png, error.png): quoted, not measured here.
+PAPER_CURVES = {
+    "TSP (DeepSeek-V3.2)": {"PTR": "≈1.0 at 4–5 cities, ≈0.45 at 10, ≈0.1 at 14, ≈0.05 at 19",
+                            "SIR": "≈0.75–0.92 throughout"},
+    "Knapsack (DeepSeek-V3.2)": {"PTR": "≈0.9 → ≈0.4 at 30 items", "SIR": "≈0.9–1.0"},
+    "Inventory (DeepSeek-V3.2)": {"PTR": "≈0.4 → ≈0.1", "SIR": "≈0.6 → ≈0.3"},
+    "TSP (GPT-5.1)": {"PTR": "≈0.03 at 19 cities", "SIR": "≈0.8 at 19 cities"},
+    "TSP + one extra constraint": {"PTR": "≈0.1–0.2 even at small sizes", "SIR": "≈0.9 → ≈0.5–0.7"},
+}
+#: [paper] Table 2, DeepSeek-V3.2, feasibility / accuracy (Easy → Hard).
+PAPER_TABLE2 = {
+    "TSP": ("73.3/58.3 % → 64.0/2.0 % (gap 11.7 %)", "86.7/85.0 % → 52.0/44.0 %", "98.3/91.7 % → 88.0/80.0 %"),
+    "Knapsack, Hard": ("61.8/45.6 %", "87.1/78.6 %", "100/95.7 %"),
+    "NetFlow": ("40/10 % → 0/0 %", "90 → 75 %", "100 % everywhere"),
+}
+
+
+def paper_tables() -> tuple[str, str]:
+    """The paper's curves and Table 2 as Markdown tables (quoted [paper] values)."""
+    curves = "| Setting | PTR | SIR |\n|---|---|---|\n" + "\n".join(
+        f"| {k} | {v['PTR']} | {v['SIR']} |" for k, v in PAPER_CURVES.items())
+    table2 = "| Problem | PTR | CompPTR | SIR |\n|---|---|---|---|\n" + "\n".join(
+        f"| {k} | {' | '.join(v)} |" for k, v in PAPER_TABLE2.items())
+    return curves, table2

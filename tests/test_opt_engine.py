@@ -1,0 +1,220 @@
+"""Tests for theorybook.opt_engine: exact solvers vs brute force / DP / each other, generators deterministic and in
+range, text round trip, stand-ins and feasibility, grading, the omission semantics, validation errors, the sympy
+derivations and the widget at its extremes."""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+
+import numpy as np
+import pytest
+
+from theorybook.opt_engine import (
+    CLASSES,
+    SIZE_RANGE,
+    from_text,
+    generate,
+    grade,
+    held_karp,
+    is_feasible,
+    knapsack_dp,
+    objective,
+    solve,
+    stand_in,
+    theory,
+    to_text,
+)
+from theorybook.opt_engine.experiment import accuracy_study, binomial_se, decay_test, summarize
+from theorybook.opt_engine.problems import _dist
+
+
+def _brute_tsp(d: np.ndarray) -> float:
+    n = d.shape[0]
+    return min(sum(d[t[i], t[(i + 1) % n]] for i in range(n)) for t in ([0, *p] for p in
+                                                                        itertools.permutations(range(1, n))))
+
+
+def _brute_knapsack(w, v, C) -> float:
+    best = 0.0
+    for mask in itertools.product((0, 1), repeat=len(w)):
+        m = np.array(mask)
+        if m @ w <= C:
+            best = max(best, float(m @ v))
+    return best
+
+
+@pytest.mark.parametrize("n", [4, 5, 6, 7])
+def test_tsp_exact_methods_match_brute_force(n):
+    for seed in range(2):
+        inst = generate("tsp", n, seed=seed)
+        d = _dist(inst.params["coords"])
+        bf = _brute_tsp(d)
+        assert held_karp(d) == pytest.approx(bf, rel=1e-12)
+        for form in ("mtz", "dfj"):
+            sol = solve("tsp", inst.params, formulation=form)
+            assert sol.objective == pytest.approx(bf, rel=1e-9)
+            assert is_feasible("tsp", inst.params, sol.x)
+            assert objective("tsp", inst.params, sol.x) == pytest.approx(sol.objective, rel=1e-9)
+
+
+@pytest.mark.parametrize("n", [5, 8, 12])
+def test_knapsack_dp_and_milp_match_brute_force(n):
+    inst = generate("knapsack", n, seed=3)
+    p = inst.params
+    bf = _brute_knapsack(p["weights"], p["values"], p["capacity"])
+    assert knapsack_dp(p["weights"], p["values"], p["capacity"]) == bf == inst.answer
+    sol = solve("knapsack", p)
+    assert sol.objective == pytest.approx(bf) and is_feasible("knapsack", p, sol.x)
+
+
+@pytest.mark.parametrize("n", [10, 14])
+def test_bin_packing_formulations_agree(n):
+    inst = generate("bin_packing", n, seed=1)
+    a = solve("bin_packing", inst.params)  # the paper's assignment model
+    b = solve("bin_packing", inst.params, formulation="arcflow")
+    assert a.objective == b.objective == inst.answer
+    assert is_feasible("bin_packing", inst.params, b.x) and objective("bin_packing", inst.params, b.x) == b.objective
+    # every big item (> 50) needs its own bin: a lower bound
+    assert b.objective >= np.sum(inst.params["sizes"] > 50)
+
+
+def test_job_shop_solution_is_a_schedule_and_beats_spt():
+    inst = generate("job_shop", 3, seed=0)
+    sol = solve("job_shop", inst.params)
+    assert is_feasible("job_shop", inst.params, sol.x)
+    assert objective("job_shop", inst.params, sol.x) == pytest.approx(sol.objective)
+    spt = stand_in("job_shop", inst.params)
+    assert is_feasible("job_shop", inst.params, spt)
+    assert objective("job_shop", inst.params, spt) >= sol.objective - 1e-9
+    lb = max(inst.params["times"].sum(1).max(), 0)  # the longest job is a lower bound
+    assert sol.objective >= lb - 1e-9
+
+
+@pytest.mark.parametrize("problem", CLASSES)
+def test_generate_is_deterministic_and_text_round_trips(problem):
+    lo, hi = SIZE_RANGE[problem]
+    n = min(lo + 1, hi) if problem != "job_shop" else 3
+    a, b = generate(problem, n, seed=5), generate(problem, n, seed=5)
+    h = lambda inst: hashlib.sha256(json.dumps({k: np.asarray(v).tolist() for k, v in inst.params.items()},  # noqa: E731
+                                               sort_keys=True).encode()).hexdigest()
+    assert h(a) == h(b) and a.text == b.text and a.answer == b.answer
+    parsed = from_text(problem, a.text)
+    for k, v in a.params.items():
+        np.testing.assert_array_equal(np.asarray(parsed[k], float), np.asarray(v, float))
+    assert to_text(problem, parsed) == a.text
+    assert generate(problem, n, seed=6).text != a.text
+
+
+@pytest.mark.parametrize("problem", CLASSES)
+def test_stand_in_is_never_better_than_the_optimum(problem):
+    lo, hi = SIZE_RANGE[problem]
+    n = lo if problem != "job_shop" else 3
+    for seed in range(3):
+        inst = generate(problem, n, seed=seed)
+        x = stand_in(problem, inst.params)
+        if is_feasible(problem, inst.params, x):
+            val = objective(problem, inst.params, x)
+            if inst.sense == "min":
+                assert val >= inst.answer * (1 - 1e-9)
+            else:
+                assert val <= inst.answer * (1 + 1e-9)
+
+
+def test_ratio_greedy_definition():
+    p = {"weights": [5, 4, 3], "values": [10, 12, 3], "capacity": 8}  # ratios 2, 3, 1: take 1 (w 4), then 2? 4+5>8
+    assert list(stand_in("knapsack", p)) == [0, 1, 1]
+
+
+def test_network_flow_and_transportation_optima_are_integral():
+    for c in ("transportation", "network_flow"):
+        for n in (3, 6):
+            sol = solve(c, generate(c, n, seed=2).params)
+            np.testing.assert_allclose(sol.x, np.round(sol.x), atol=1e-9)
+
+
+def test_mtz_omission_is_a_relaxation_with_subtours():
+    inst = generate("tsp", 8, seed=0)
+    sol = solve("tsp", inst.params, omit="mtz")
+    assert sol.objective <= inst.answer + 1e-9
+    assert (sol.objective < inst.answer - 1e-9) == (not is_feasible("tsp", inst.params, sol.x))
+
+
+def test_added_constraints_bind_and_are_checked():
+    for c in ("tsp", "knapsack", "inventory"):
+        inst = generate(c, SIZE_RANGE[c][0] + 2, seed=0)
+        with_add = solve(c, inst.params, add={"tsp": "forced_arc", "knapsack": "conflict",
+                                              "inventory": "order_cap"}[c])
+        worse = with_add.objective >= inst.answer - 1e-9 if inst.sense == "min" else \
+            with_add.objective <= inst.answer + 1e-9
+        assert worse
+
+
+@pytest.mark.parametrize("pred,truth,ok", [(100.19, 100.0, True), (100.21, 100.0, False), (-99.81, -100.0, True),
+                                           (float("inf"), 1.0, False), (None, 1.0, False), (0.0, 0.0, True)])
+def test_grade_is_the_paper_rule(pred, truth, ok):
+    assert grade(pred, truth) is ok
+
+
+@pytest.mark.parametrize("call", [
+    lambda: generate("tsp", 3, seed=0), lambda: generate("tsp", 20, seed=0), lambda: generate("lp", 5, seed=0),
+    lambda: generate("knapsack", 5, seed=-1), lambda: grade(1.0, 1.0, rtol=-0.1),
+    lambda: solve("knapsack", {"weights": [1, -2], "values": [1, 2], "capacity": 2}),
+    lambda: solve("knapsack", {"weights": [1, 2], "values": [1], "capacity": 2}),
+    lambda: solve("tsp", {"coords": np.zeros((4, 3))}), lambda: solve("knapsack", {"weights": [1]}),
+    lambda: solve("tsp", generate("tsp", 4, seed=0).params, omit="capacity"),
+    lambda: solve("knapsack", generate("knapsack", 5, seed=0).params, add="forced_arc"),
+    lambda: held_karp(np.ones((2, 3))), lambda: knapsack_dp([1, 2], [1, 2], -1),
+])
+def test_bad_input_raises_value_error(call):
+    with pytest.raises(ValueError):
+        call()
+
+
+def test_error_message_names_parameter_and_range():
+    with pytest.raises(ValueError, match=r"size.*≥ 4.*≤ 19"):
+        generate("tsp", 25, seed=0)
+
+
+def test_theory_derivations():
+    mtz = theory.derive_mtz(4, 5)
+    assert all(e == -k for k, e in mtz.subtour_slack.items()) and mtz.max_violation == 0
+    tu = theory.derive_tu()
+    assert tu.values == {-1, 0, 1} and tu.values_bounded == {-1, 0, 1} and tu.n_minors == 5004
+    gb = theory.derive_greedy_bound(10)
+    assert gb.gap_positive and gb.worst_ratio < 1
+    A = theory.transport_matrix(2, 2)
+    A[0, 0] = 2  # no longer unimodular
+    assert 2 in theory.minors_in_unit_set(A)[1]
+
+
+def test_decay_and_summaries_small_scale():
+    d = decay_test(1, {"tsp": ((4, 12), 10)})
+    assert d.per_class["tsp"][0] == 1.0 and d.n_small == 10
+    recs = accuracy_study(1, ("knapsack",), {"knapsack": (5,)}, {"knapsack": 3})
+    S = summarize(recs)
+    assert S["knapsack"][5]["n"] == 3 and S["knapsack"][5]["sir_acc"] == 1.0
+    assert binomial_se(0.5, 100) == pytest.approx(0.05)
+
+
+def test_widget_extremes():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from theorybook.opt_engine.widgets import explorer
+
+    panel = explorer()
+    c = panel.controls
+    for prob in ("tsp", "knapsack", "inventory", "job_shop", "production"):
+        c["problem"].value = prob
+        for attr, values in (("size_rank", (c["size_rank"].min, c["size_rank"].max)),
+                             ("instances", (c["instances"].min, c["instances"].max)),
+                             ("perturb", ("omit family", "forget added constraint", "none")),
+                             ("rtol", (c["rtol"].min and 10 ** c["rtol"].min, 10 ** c["rtol"].max))):
+            for val in values:
+                if attr == "rtol":
+                    c[attr].value = val
+                else:
+                    c[attr].value = val
+                assert "cannot run" not in panel.status.value and panel.status.value
