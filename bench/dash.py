@@ -15,8 +15,9 @@ before and after) so that a reader can judge the numbers.
 For each block size B the iteration count of each iterative solver is first set to the smallest that reaches
 ``--target`` relative Frobenius error vs float64 EVD (on 4 blocks, float32, eigenvalues logspace(0, −log₁₀κ));
 then, for each stack N × B × B, the solvers are timed side by side in one run (medians of warm repeats):
-the DS-style loop (one call per block: CN with Frobenius scaling, and EVD) and the stacked calls (CN, NDB with
-multi-vector power-iteration scaling, EVD). Ratios are set against the paper's 8×H100 numbers (4.83× / 5.6×
+the per-block loop (one call per block, Distributed Shampoo's layout: CN with Frobenius scaling, NDB and
+Chebyshev with multi-vector power-iteration scaling, EVD) and the same four solvers stacked (one call per
+stack). Ratios are set against the paper's 8×H100 numbers (4.83× / 5.6×
 headline; 4.47× CN-fp32 like-for-like).
 
 Peer, side by side (``peer`` in the JSON): the per-step time (forward, backward, optimizer step) of an MLP
@@ -207,8 +208,8 @@ def main(argv=None) -> int:
         print(f"{B:>5} " + " ".join(f"{c:>16}" for c in cells))
 
     rows = []
-    header = ("thr", "N", "B", "loop CN", "loop NDB", "loop EVD", "stk CN", "stk NDB", "stk EVD",
-              "CN loop/stk", "NDB loop/stk", "EVD loop/stk", "bestDS/bestDASH")
+    header = ("thr", "N", "B", "loop CN", "loop NDB", "loop Cheb", "loop EVD", "stk CN", "stk NDB", "stk Cheb",
+              "stk EVD", "CN loop/stk", "NDB loop/stk", "Cheb loop/stk", "EVD loop/stk", "bestDS/bestDASH")
     print("\nms per inverse-root refresh of the whole stack (median of interleaved warm repeats):")
     print(" ".join(f"{h:>12}" for h in header))
     for threads in thread_list:
@@ -218,6 +219,8 @@ def main(argv=None) -> int:
             n_ndb = cal[B]["NDB-pim"]["iters"] if cal[B]["NDB-pim"]["iters"] > 0 else 30
             cn = dict(method="cn", iters=n_cn, scaling="fro")
             ndb = dict(method="ndb", iters=n_ndb, scaling="pim")
+            n_ch = cal[B]["Chebyshev-pim"]["iters"] if cal[B]["Chebyshev-pim"]["iters"] > 0 else 60
+            cheb = dict(method="chebyshev", degree=n_ch, scaling="pim")
             evd = dict(method="evd", eps=1e-10)
             for N in Ns:
                 if N * B**3 > cap:
@@ -225,8 +228,9 @@ def main(argv=None) -> int:
                 A = spd_stack(N, B, args.kappa, seed=2, dtype=torch.float32, device=device)
                 big = N * B**3 > 32 * 128**3
                 reps = args.repeats or (3 if big else 5)
-                plan = {"loop CN": (solve_loop, cn), "loop NDB": (solve_loop, ndb), "loop EVD": (solve_loop, evd),
-                        "stk CN": (solve_stacked, cn), "stk NDB": (solve_stacked, ndb), "stk EVD": (solve_stacked, evd)}
+                plan = {"loop CN": (solve_loop, cn), "loop NDB": (solve_loop, ndb), "loop Cheb": (solve_loop, cheb),
+                        "loop EVD": (solve_loop, evd), "stk CN": (solve_stacked, cn), "stk NDB": (solve_stacked, ndb),
+                        "stk Cheb": (solve_stacked, cheb), "stk EVD": (solve_stacked, evd)}
                 t_wall, t_cpu = interleaved_medians(
                     {k: (lambda f=f, kw=kw, A=A: f(A, **kw)) for k, (f, kw) in plan.items()}, reps, sync)
                 # one thread: the calling thread's CPU time (robust to a loaded machine); else the wall clock
@@ -234,13 +238,15 @@ def main(argv=None) -> int:
                 ratios = {
                     "CN loop/stk": t["loop CN"] / t["stk CN"],
                     "NDB loop/stk": t["loop NDB"] / t["stk NDB"],
+                    "Cheb loop/stk": t["loop Cheb"] / t["stk Cheb"],
                     "EVD loop/stk": t["loop EVD"] / t["stk EVD"],
                     "bestDS/bestDASH": min(t["loop CN"], t["loop EVD"]) / min(t["stk CN"], t["stk NDB"],
-                                                                              t["stk EVD"]),
+                                                                              t["stk Cheb"], t["stk EVD"]),
                 }
                 ms = {k: 1e3 * v for k, v in t.items()}
                 rows.append({"threads": threads, "N": N, "B": B, "repeats": reps, "iters_cn": n_cn,
-                             "iters_ndb": n_ndb, "clock": "thread CPU time" if t is t_cpu else "wall",
+                             "iters_ndb": n_ndb, "degree_chebyshev": n_ch,
+                             "clock": "thread CPU time" if t is t_cpu else "wall",
                              "ms": ms, "ms_wall": {k: 1e3 * v for k, v in t_wall.items()}, "ratios": ratios})
                 cells = [f"{threads:>12}", f"{N:>12}", f"{B:>12}"] + [f"{ms[k]:>12.1f}" for k in ms] + [
                     f"{r:>11.2f}×" for r in ratios.values()]
