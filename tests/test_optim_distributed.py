@@ -1,9 +1,11 @@
-"""Shampoo and POGO under torch.distributed (gloo, 2 CPU processes via torch.multiprocessing) vs one process.
+"""Shampoo, POGO and the sweep engine under torch.distributed (gloo, 2 CPU processes via torch.multiprocessing)
+vs one process.
 
 Each rank trains a DDP-wrapped model on its half of a batch (DDP averages the gradients, so every rank holds the
 full-batch mean gradient); Shampoo shards its stacked inverse roots across the ranks and POGO its stack of
 matrices, both then ``all_gather``. The parameters must equal a single-process run on the full batch to float64
-round-off. One spawn runs both optimizers, to keep process start-up (the dominant cost) to one.
+round-off. ``poly_sweep(..., distributed=True)`` splits the cells between the ranks and gathers the reductions:
+equal to the one-process sweep. One spawn runs everything, to keep process start-up (the dominant cost) to one.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import torch.multiprocessing as mp
 
 from theorybook.dash_shampoo import Shampoo
 from theorybook.pogo_orthogonal import POGO, random_orthonormal
+from theorybook.sweep import poly_sweep
 
 F64 = torch.float64
 STEPS = 4
@@ -72,6 +75,14 @@ def _pogo_opt(model, distributed):
                 lambda_every=2, distributed=distributed)
 
 
+def _sweep(distributed: bool):
+    """Adam on x⁴/4 over a 7 × 5 (lr, β₂) grid (35 cells: not a multiple of the world size, so a share is padded)."""
+    st = poly_sweep("adam", 4, 40, x0=1.0, lr=torch.logspace(-3, 0.5, 7, dtype=F64)[:, None], beta1=0.9,
+                    beta2=torch.tensor([0.5, 0.9, 0.99, 0.999, 0.9999], dtype=F64), threshold=1e-3, tail=5,
+                    dtype=F64, device="cpu", distributed=distributed)
+    return list(st[:5])
+
+
 def _worker(rank: int, port: int, out: str) -> None:
     torch.set_num_threads(1)
     dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=WORLD,
@@ -85,6 +96,7 @@ def _worker(rank: int, port: int, out: str) -> None:
         inner = _Stiefel()
         model = torch.nn.parallel.DistributedDataParallel(inner)
         results["pogo"] = _train(model, _pogo_opt(inner, True), x[rank::WORLD], y[rank::WORLD])
+        results["sweep"] = _sweep(True)
         torch.save(results, f"{out}/rank{rank}.pt")
         dist.barrier()
     except BaseException:
@@ -119,6 +131,12 @@ def test_two_gloo_processes_equal_one_process(tmp_path):
     x, y = _pogo_data()
     inner = _Stiefel()
     single_pogo = _train(inner, _pogo_opt(inner, False), x, y)
+
+    single_sweep = _sweep(False)
+    for r, res in enumerate(ranks):
+        for a, b in zip(res["sweep"], single_sweep, strict=True):
+            assert a.shape == b.shape and a.dtype == b.dtype, r
+            assert torch.equal(a, b) or torch.allclose(a, b, rtol=1e-12, atol=0, equal_nan=True), r
 
     for name, single in (("shampoo", single_shampoo), ("pogo", single_pogo)):
         for r, res in enumerate(ranks):

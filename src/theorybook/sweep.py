@@ -279,6 +279,7 @@ def poly_sweep(
     record: str | None = None,
     dtype: torch.dtype | None = None,
     device: str | torch.device | None = None,
+    distributed: bool = False,
     **hparams: float | torch.Tensor,
 ) -> SweepStats:
     """Run ``method`` on L(x) = x^k/k for every broadcast cell of (k, x0, *hparams*) at once.
@@ -286,6 +287,12 @@ def poly_sweep(
     ``record`` is ``None`` (reductions only), ``"x"`` or ``"loss"`` (then ``trajectory`` has shape
     ``(steps+1, *cells)``) or ``"state"`` (shape ``(steps+1, 4, *cells)``: x, m, v, g). Dispatches to a fused
     kernel on CUDA when :mod:`theorybook.kernels` provides one; the result is the same either way.
+
+    ``distributed=True`` with ``torch.distributed`` initialised (e.g. under ``torchrun``): the flattened cells
+    are split into ``world_size`` equal contiguous shares, each rank sweeps its share, and ``all_gather``
+    assembles the reductions on every rank — the same result as one process (cells are independent). Every rank
+    must call with the same arguments (collective). Not with ``record`` (the trajectory would be gathered
+    whole); without an initialised process group it runs on one process.
     """
     validate.one_of("method", method, tuple(POLY_METHODS))
     spec = POLY_METHODS[method]
@@ -306,6 +313,11 @@ def poly_sweep(
         threshold = validate.number("threshold", threshold)
     validate.finite_tensor("x0", x0)
     dev, dt = resolve_device(device), resolve_dtype(dtype)
+    if not isinstance(distributed, bool):
+        raise TypeError(f"Invalid distributed: {distributed!r} (must be True or False)")
+    if distributed and record is not None:
+        raise ValueError(f"Invalid record: {record!r} with distributed=True (must be None: only the reductions are "
+                         "gathered)")
 
     def as_t(v):
         return torch.as_tensor(v, dtype=dt, device=dev)
@@ -321,6 +333,10 @@ def poly_sweep(
     kt, x0t, hp = tensors[0], tensors[1].clone(), tensors[2:]
     if kt.numel() and bool((kt == kt.reshape(-1)[0]).all()):
         kt = int(kt.reshape(-1)[0])  # one degree for all cells: an int exponent is ~7x faster than a tensor one
+    world = _world(distributed)
+    if world > 1:
+        return _sharded(method, kt, x0t, hp, spec.hparams, steps, world, threshold=threshold, tail=tail, dtype=dt,
+                        device=dev)
     fused = _fused(method, dev, record, cells * steps)
     if fused is not None:
         out = fused(kt, x0t, hp, steps, threshold=threshold, tail=tail, dtype=dt)
@@ -338,6 +354,42 @@ def poly_sweep(
     recorders = {None: None, "x": lambda s: s.x, "loss": loss, "state": lambda s: torch.stack(tuple(s))}
     rec = recorders[record]
     return run_sweep(state, update, loss, steps, threshold=threshold, tail=tail, record=rec)
+
+
+def _world(distributed: bool) -> int:
+    """The process group's size when ``distributed`` and one is initialised, else 1."""
+    if not distributed:
+        return 1
+    import torch.distributed as dist
+
+    return dist.get_world_size() if dist.is_available() and dist.is_initialized() else 1
+
+
+def _sharded(method, kt, x0t, hp, names, steps, world, *, threshold, tail, dtype, device) -> SweepStats:
+    """This rank's contiguous share of the flattened cells (padded to equal shares by repeating the last cell),
+    swept on one process, then ``all_gather`` of the reductions and the original cell shape restored."""
+    import torch.distributed as dist
+
+    shape = x0t.shape
+    n = x0t.numel()
+    per = -(-n // world)
+    rank = dist.get_rank()
+    idx = torch.arange(rank * per, (rank + 1) * per, device=x0t.device).clamp_max(max(n - 1, 0))
+
+    def share(t):
+        return t.reshape(-1)[idx]
+
+    k_share = kt if isinstance(kt, int) else share(kt)
+    part = poly_sweep(method, k_share, steps, x0=share(x0t), threshold=threshold, tail=tail, dtype=dtype,
+                      device=device, **{name: share(h) for name, h in zip(names, hp, strict=True)})
+    fields = []
+    for field in part[:5]:
+        mine = field.to(torch.int64) if field.dtype == torch.bool else field.contiguous()
+        parts = [torch.empty_like(mine) for _ in range(world)]
+        dist.all_gather(parts, mine)
+        full = torch.cat(parts)[:n].reshape(shape)
+        fields.append(full.to(torch.bool) if field.dtype == torch.bool else full)
+    return SweepStats(*fields, None)
 
 
 def _fused(method: str, device: torch.device, record: str | None, cell_steps: float = 0.0):
