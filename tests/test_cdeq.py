@@ -1,0 +1,250 @@
+"""Tests for theorybook.cdeq: sympy identities, solver closed forms and parity with torchdeq, the student's boundary
+condition, validation errors and the widget at every control's extremes (on a tiny, fast run)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import sympy as sp
+import torch
+
+from theorybook.cdeq import (
+    CHAPTER_SEEDS,
+    KS,
+    ConsistencyStudent,
+    LinearDEQ,
+    anderson2,
+    cdeq_infer,
+    deterministic_verdicts,
+    digits_split,
+    karras_times,
+    picard_nfe_to,
+    run_experiment,
+    seeded_verdicts,
+    skip_out,
+    solve,
+    theory,
+    train_teacher,
+    trajectory_times,
+)
+from theorybook.device import to_numpy
+
+
+@pytest.fixture(scope="module")
+def tiny_run():
+    return run_experiment(1, steps=30, width=16, batch=32, teacher_steps=20, nfes=(1, 2, 3, 4, 8))
+
+
+@pytest.fixture(scope="module")
+def teacher():
+    return LinearDEQ(seed=3).requires_grad_(False)
+
+
+# -- sympy ----------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("dim", [1, 2, 3])
+def test_anderson_weight_matches_code(dim):
+    aw = theory.anderson_weight(dim)
+    assert aw.gap == 0 and aw.curvature == 0 and aw.scalar_gap == 0
+
+
+def test_picard_closed_form():
+    pf = theory.picard_closed_form(3)
+    assert all(g == sp.zeros(2, 1) for g in pf.closed_form_gaps + pf.error_gaps)
+
+
+def test_boundary_conditions():
+    bc = theory.boundary_conditions()
+    assert (bc.paper_identity, bc.paper_partition, bc.paper_out_at_T) == (0, 0, 1)
+    assert bc.equilibrium_identity == 0 and bc.equilibrium_partition == 0
+
+
+# -- grids and coefficients -------------------------------------------------------------------------------------
+def test_karras_times_endpoints_and_formula():
+    t = to_numpy(karras_times())
+    assert t.shape == (38,) and t[0] == 0.002 and t[-1] == 5.0 and np.all(np.diff(t) > 0)
+    j = np.arange(38) / 37
+    ref = (0.002 ** (1 / 7) + j * (5 ** (1 / 7) - 0.002 ** (1 / 7))) ** 7
+    assert np.allclose(t, ref, rtol=1e-12)
+
+
+def test_trajectory_times():
+    t = to_numpy(trajectory_times(KS))
+    assert t[0] == 1.0 and t[-1] == 1e-3 and np.all(np.diff(t) < 0)
+    assert t[5] == pytest.approx(1 - math.log(7) / math.log(129))
+
+
+@pytest.mark.parametrize("conv", ["paper", "equilibrium"])
+def test_skip_out_boundary(conv):
+    cs, co = skip_out(torch.tensor([1e-3, 0.5, 1.0], dtype=torch.float64), T=1.0, eps=1e-3, convention=conv)
+    assert float(cs[0]) == 1.0 and float(co[0]) == 0.0
+    assert torch.allclose(cs + co, torch.ones(3, dtype=torch.float64))
+    if conv == "paper":
+        assert float(cs[-1]) == 0.0
+    else:
+        assert float(cs[1]) == pytest.approx(4e-6)
+
+
+@pytest.mark.parametrize("gamma,tol,k", [(0.99, 0.5, 69), (0.5, 0.25, 2), (0.5, 0.2, 3), (0.9, 1.0, 0), (0.9, 2.0, 0)])
+def test_picard_nfe_to(gamma, tol, k):
+    assert picard_nfe_to(gamma, tol) == k
+
+
+# -- the teacher and the solvers --------------------------------------------------------------------------------
+def test_w_bar_norm_and_fixed_point(teacher):
+    assert float(torch.linalg.matrix_norm(teacher.W_bar(), ord=2)) == pytest.approx(0.99, rel=1e-12)
+    x = digits_split(0).x_test[:20]
+    zs = teacher.fixed_point(x)
+    assert float((teacher.layer(zs, x) - zs).abs().max()) < 1e-12
+
+
+def test_picard_bound_and_closed_form(teacher):
+    x = digits_split(0).x_test[:20]
+    zs = teacher.fixed_point(x)
+    Wb = teacher.W_bar()
+    for k in (1, 5, 40):
+        zk = teacher.picard(x, k)
+        assert torch.allclose(zk - zs, -(zs @ torch.linalg.matrix_power(Wb, k).T), atol=1e-10)
+        assert float(((zk - zs).norm(dim=1) / zs.norm(dim=1)).max()) <= 0.99**k + 1e-12
+
+
+def test_picard_states_match_picard(teacher):
+    x = digits_split(0).x_test[:7]
+    st = teacher.picard_states(x, KS)
+    assert st.shape == (len(KS), 7, 64)
+    for i, k in enumerate(KS):
+        assert torch.allclose(st[i], teacher.picard(x, k))
+
+
+@pytest.mark.parametrize("method,nfe", [("picard", 1), ("picard", 7), ("anderson", 3), ("anderson", 10),
+                                        ("broyden", 2), ("broyden", 9)])
+def test_solvers_count_calls(teacher, method, nfe):
+    x = digits_split(0).x_test[:9]
+    s = solve(teacher, x, nfe, method)
+    assert s.calls == nfe and s.z.shape == (9, 64)
+
+
+def test_solvers_converge(teacher):
+    x = digits_split(0).x_test[:9]
+    zs = teacher.fixed_point(x)
+    for m in ("anderson", "broyden"):
+        assert float((solve(teacher, x, 60, m).z - zs).norm() / zs.norm()) < 1e-6
+    assert solve(teacher, x, 5, "exact").calls == 0
+
+
+def test_picard_equals_torchdeq(teacher):
+    from torchdeq.solver import fixed_point_iter
+
+    x = digits_split(0).x_test[:9]
+    z, _, _ = fixed_point_iter(lambda z: teacher.layer(z, x), torch.zeros(9, 64, dtype=torch.float64), max_iter=6,
+                               tol=0.0, return_final=True)
+    assert torch.allclose(z, solve(teacher, x, 6).z, atol=1e-12)
+
+
+def test_anderson2_exact_on_scalar_linear_and_accelerates():
+    z = anderson2(lambda z: 0.9 * z + 1.0, torch.zeros(3, 1, dtype=torch.float64),
+                  torch.tensor([[1.0], [2.0], [-3.0]], dtype=torch.float64))
+    assert torch.allclose(z, torch.full((3, 1), 10.0, dtype=torch.float64), atol=1e-12)
+    same = anderson2(lambda z: z, torch.ones(2, 2, dtype=torch.float64), torch.ones(2, 2, dtype=torch.float64))
+    assert torch.isfinite(same).all()
+
+
+def test_from_weights_roundtrip(teacher):
+    m = LinearDEQ.from_weights(teacher.W, teacher.U, teacher.b, gamma=0.99,
+                               head=(teacher.head.weight, teacher.head.bias))
+    x = digits_split(0).x_test[:4]
+    assert torch.allclose(m.fixed_point(x), teacher.fixed_point(x), atol=1e-12)
+
+
+# -- the student ------------------------------------------------------------------------------------------------
+def test_student_is_identity_at_eps(teacher):
+    s = ConsistencyStudent(teacher, width=8)
+    x = digits_split(0).x_test[:5]
+    z = torch.randn(5, 64, generator=torch.Generator().manual_seed(0))
+    assert torch.allclose(s(z, 1e-3, x), z.float(), atol=1e-6)
+    assert s(z, 1.0, x).shape == (5, 64)
+
+
+def test_training_is_seeded(tiny_run):
+    r2 = run_experiment(1, steps=30, width=16, batch=32, teacher_steps=20, nfes=(1, 2, 3, 4, 8))
+    for k, c in tiny_run.curves.items():
+        assert np.array_equal(c.rel_error, r2.curves[k].rel_error), k
+
+
+def test_inference_modes(tiny_run):
+    x = tiny_run.split.x_test[:11]
+    z1 = cdeq_infer(tiny_run.student, x, 1)
+    assert torch.equal(z1, cdeq_infer(tiny_run.student, x, 1, mode="rejump"))
+    zs = tiny_run.teacher.fixed_point(x)
+    e = [float((cdeq_infer(tiny_run.student, x, n) - zs).norm(dim=1).max()) for n in (1, 2, 4, 8)]
+    assert all(b <= a * 0.99 + 1e-9 for a, b in zip(e, e[1:], strict=False))  # refine contracts with γ
+
+
+def test_train_teacher_learns():
+    sp_ = digits_split(0)
+    t = train_teacher(sp_, steps=60)
+    acc = float((t.logits(t.fixed_point(sp_.x_test)).argmax(-1) == sp_.y_test).double().mean())
+    assert acc > 0.8
+
+
+# -- verdict hooks ----------------------------------------------------------------------------------------------
+def test_deterministic_and_seeded_verdicts():
+    assert deterministic_verdicts().passed
+    v = seeded_verdicts(CHAPTER_SEEDS[0])
+    assert v.passed and len(v.rows) == 5
+
+
+# -- validation -------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("kw", [dict(gamma=1.0), dict(gamma=0.0), dict(gamma=-0.5), dict(gamma=math.nan),
+                                dict(hidden=0), dict(n_in=True)])
+def test_linear_deq_rejects(kw):
+    with pytest.raises((ValueError, TypeError)):
+        LinearDEQ(**kw)
+
+
+def test_solver_validation(teacher):
+    x = digits_split(0).x_test[:3]
+    for bad in [dict(nfe=0), dict(nfe=2, method="anderson"), dict(nfe=1, method="broyden"), dict(method="newton"),
+                dict(x=torch.ones(3, 5, dtype=torch.float64))]:
+        kw = {"x": x, "nfe": 3, "method": "picard", **bad}
+        with pytest.raises((ValueError, TypeError)):
+            solve(teacher, **kw)
+
+
+@pytest.mark.parametrize("fn,kw", [
+    (karras_times, dict(n_points=1)), (karras_times, dict(rho=0.0)), (karras_times, dict(eps=5.0)),
+    (karras_times, dict(eps=-1.0)), (trajectory_times, dict(ks=(0, 2, 1))), (trajectory_times, dict(eps=2.0)),
+    (skip_out, dict(t=2.0)), (skip_out, dict(t=1e-4)), (skip_out, dict(t=0.5, convention="karras")),
+    (picard_nfe_to, dict(gamma=1.0, tol=0.1)), (picard_nfe_to, dict(gamma=0.5, tol=0.0)),
+])
+def test_validation_errors(fn, kw):
+    base = {"t": 0.5} if fn is skip_out else {}
+    with pytest.raises((ValueError, TypeError)):
+        fn(**{**base, **kw})
+
+
+def test_cdeq_infer_validation(tiny_run):
+    x = tiny_run.split.x_test[:3]
+    with pytest.raises(ValueError):
+        cdeq_infer(tiny_run.student, x, 0)
+    with pytest.raises(ValueError):
+        cdeq_infer(tiny_run.student, x, 2, mode="jump")
+    with pytest.raises(TypeError):
+        cdeq_infer(tiny_run.teacher, x, 2)
+
+
+# -- widget ------------------------------------------------------------------------------------------------------
+def test_widget_extremes(tiny_run):
+    import matplotlib.pyplot as plt
+
+    from theorybook.cdeq.widgets import explorer
+
+    panel = explorer(tiny_run)
+    assert "NFE 1" in panel.status.value
+    for name, c in panel.controls.items():
+        opts = list(c.options) if hasattr(c, "options") else [c.min, c.max]
+        for val in (opts[0], opts[-1]):
+            c.value = val
+            assert panel.status.value and "cannot run" not in panel.status.value, (name, val, panel.status.value)
+    plt.close("all")
