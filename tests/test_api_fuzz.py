@@ -161,12 +161,12 @@ def _has_nan(obj, depth: int = 0) -> bool:
         return False
     if isinstance(obj, bool):
         return False
-    if isinstance(obj, float):
-        return math.isnan(obj)
+    if isinstance(obj, float | complex):
+        return obj != obj
     if isinstance(obj, torch.Tensor):
-        return bool(obj.is_floating_point() and torch.isnan(obj).any())
+        return bool((obj.is_floating_point() or obj.is_complex()) and torch.isnan(obj).any())
     if isinstance(obj, np.ndarray):
-        return bool(np.issubdtype(obj.dtype, np.floating) and np.isnan(obj).any())
+        return bool(np.issubdtype(obj.dtype, np.inexact) and np.isnan(obj).any())
     if isinstance(obj, np.floating):
         return bool(np.isnan(obj))
     if isinstance(obj, (list, tuple)):
