@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 import os
 import platform
+import statistics
+import time
 from pathlib import Path
 
 import torch
@@ -25,3 +27,26 @@ def machine_info() -> dict:
             "platform": platform.platform(), "python": platform.python_version(), "torch": torch.__version__,
             "load_avg_1_5_15_start": [round(x, 2) for x in load],
             "cuda": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None}
+
+
+def interleaved_medians(plan: dict, reps: int, sync=None) -> tuple[dict[str, float], dict[str, float]]:
+    """Median seconds per entry of ``plan`` (name → zero-argument callable): one warm call each, then ``reps``
+    rounds in which every entry runs once, in turn, so load from other processes hits all of them alike.
+
+    Returns (wall-clock medians, calling-thread CPU-time medians). With one intra-op thread torch computes on
+    the calling thread, so its CPU time is the operation's own cost and is not inflated when other processes
+    take the cores; with more threads only the wall clock is meaningful."""
+    sync = sync or (lambda: None)
+    for fn in plan.values():
+        fn()
+    sync()
+    wall: dict[str, list[float]] = {k: [] for k in plan}
+    cpu: dict[str, list[float]] = {k: [] for k in plan}
+    for _ in range(reps):
+        for name, fn in plan.items():
+            t0, c0 = time.perf_counter(), time.thread_time()
+            fn()
+            sync()
+            wall[name].append(time.perf_counter() - t0)
+            cpu[name].append(time.thread_time() - c0)
+    return ({k: statistics.median(v) for k, v in wall.items()}, {k: statistics.median(v) for k, v in cpu.items()})

@@ -37,12 +37,11 @@ import json
 import math
 import os
 import pathlib
-import statistics
 import sys
 import time
 
 import torch
-from _machine import machine_info  # bench/ is on sys.path when a bench script runs
+from _machine import interleaved_medians, machine_info  # bench/ is on sys.path when a bench script runs
 
 from theorybook.dash_shampoo import reference_root, spd_stack
 from theorybook.dash_shampoo.experiment import iterations_to_target, solve_loop, solve_stacked
@@ -77,28 +76,6 @@ def calibrate(B: int, target: float, kappa: float, device) -> dict[str, dict]:
         n, err = iterations_to_target(A, ref, method, target, scaling=scaling, max_iters=30)
         out[name] = {"iters": n, "error": err}
     return out
-
-
-def interleaved_medians(plan: dict, reps: int, sync) -> tuple[dict[str, float], dict[str, float]]:
-    """Median seconds per entry of ``plan`` (name → zero-argument callable): one warm call each, then ``reps``
-    rounds in which every entry runs once, in turn, so load from other processes hits all of them alike.
-
-    Returns (wall-clock medians, calling-thread CPU-time medians). With one intra-op thread torch computes on
-    the calling thread, so its CPU time is the operation's own cost and is not inflated when other processes
-    take the cores; with more threads only the wall clock is meaningful."""
-    for fn in plan.values():
-        fn()
-    sync()
-    wall: dict[str, list[float]] = {k: [] for k in plan}
-    cpu: dict[str, list[float]] = {k: [] for k in plan}
-    for _ in range(reps):
-        for name, fn in plan.items():
-            t0, c0 = time.perf_counter(), time.thread_time()
-            fn()
-            sync()
-            wall[name].append(time.perf_counter() - t0)
-            cpu[name].append(time.thread_time() - c0)
-    return ({k: statistics.median(v) for k, v in wall.items()}, {k: statistics.median(v) for k, v in cpu.items()})
 
 
 def peer_compare(thread_list: list[int], freqs=(1, 10), repeats: int = 5, steps: int = 10,

@@ -20,13 +20,12 @@ import json
 import math
 import os
 import pathlib
-import statistics
 import sys
 import time
 
 import numpy as np
 import torch
-from _machine import machine_info  # bench/ is on sys.path when a bench script runs
+from _machine import interleaved_medians, machine_info  # bench/ is on sys.path when a bench script runs
 
 from theorybook.device import to_numpy
 from theorybook.drut_hamiltonian import CHAPTER_COEFFS, displaced_twirled, rpe, rpe_schedule, vacuum_constant
@@ -42,21 +41,6 @@ def parse(argv=None):
     ap.add_argument("--threads", type=int, default=1, help="torch intra-op threads")
     ap.add_argument("--out", default=str(pathlib.Path(__file__).parent / "results" / "drut_hamiltonian.json"))
     return ap.parse_args(argv)
-
-
-def interleaved(plan: dict, reps: int) -> tuple[dict[str, float], dict[str, float]]:
-    """Median (wall, thread-CPU) seconds per entry of ``plan`` after one warm call each, rounds interleaved."""
-    for fn in plan.values():
-        fn()
-    wall: dict[str, list[float]] = {k: [] for k in plan}
-    cpu: dict[str, list[float]] = {k: [] for k in plan}
-    for _ in range(reps):
-        for name, fn in plan.items():
-            t0, c0 = time.perf_counter(), time.thread_time()
-            fn()
-            wall[name].append(time.perf_counter() - t0)
-            cpu[name].append(time.thread_time() - c0)
-    return ({k: statistics.median(v) for k, v in wall.items()}, {k: statistics.median(v) for k, v in cpu.items()})
 
 
 def main(argv=None) -> int:
@@ -107,8 +91,8 @@ def main(argv=None) -> int:
         def peer_expm(H4q=H4q):
             return np.stack([(-1j * float(t) * H4q).expm().full() for t in ts])
 
-        t_wall, t_cpu = interleaved({"ours": ours, "peer": peer, "ours_expm": ours_expm, "peer_expm": peer_expm},
-                                    args.repeats)
+        plan = {"ours": ours, "peer": peer, "ours_expm": ours_expm, "peer_expm": peer_expm}
+        t_wall, t_cpu = interleaved_medians(plan, args.repeats)
         H, C = ours()
         dH = float(np.abs(to_numpy(H) - peer()).max())
         dC = float((C - vacuum_constant(CHAPTER_COEFFS, beta)).abs().max())
@@ -130,7 +114,7 @@ def main(argv=None) -> int:
     def run_rpe():
         return rpe(C27, 12, S, seed=1, reps=256)
 
-    w, c = interleaved({"rpe": run_rpe}, args.repeats)
+    w, c = interleaved_medians({"rpe": run_rpe}, args.repeats)
     runs = 27 * 256
     rpe_row = {"J": 12, "runs_per_call": runs, "ms_cpu": 1e3 * c["rpe"], "ms_wall": 1e3 * w["rpe"],
                "runs_per_s_cpu": runs / c["rpe"], "runs_per_s_wall": runs / w["rpe"]}

@@ -234,7 +234,7 @@ def sam_compare(n: int, steps: int, repeats: int) -> dict:
     if not cpu_fused_available():
         return {"skipped": "numba not installed"}
     lr = torch.logspace(-3, 0, n, dtype=torch.float64)[:, None]
-    rho = torch.linspace(0.0, 1.5, n, dtype=torch.float64)[None, :, None]
+    rho = torch.linspace(0.0, 1.5, n, dtype=torch.float64)[None, :]
     w0 = torch.tensor([1e-3, 1e-3], dtype=torch.float64)
     kw = dict(lam=(2.0, -2.0), normalized=True, momentum=0.5, threshold=-1e-2, tail=steps // 5, device="cpu")
     saved = sam_dyn._fused_sam
@@ -250,6 +250,7 @@ def sam_compare(n: int, steps: int, repeats: int) -> dict:
         return sam_dyn.sam_sweep(w0, lr, rho, steps, **kw)
 
     out = {"reference": ref(), "fused": fused()}  # warm (and compile)
+    assert out["reference"].final_loss.shape == (n, n), out["reference"].final_loss.shape
     same = all(bool(((a == b) | (a.isnan() & b.isnan())).all()) for a, b in
                zip(out["reference"], out["fused"], strict=True))
     times: dict[str, list[float]] = {"reference": [], "fused": []}
