@@ -218,3 +218,18 @@ def test_widget_extremes():
                 else:
                     c[attr].value = val
                 assert "cannot run" not in panel.status.value and panel.status.value
+
+
+def test_widget_without_cache_never_runs_a_solve_over_budget():
+    """No cached study and a class whose one exact solve exceeds the budget (job shop): feasibility only, said so."""
+    from theorybook.opt_engine import widgets as W
+
+    saved = dict(W._CACHE)
+    W._CACHE.update(records=None, omissions=None)
+    try:
+        s = W.panel_summary("job_shop", size_rank=10, instances=6)
+    finally:
+        W._CACHE.update(saved)
+    assert s.mode.startswith("feasibility only") and list(s.bars) == ["stand-in (PTR proxy)"]
+    assert 0.0 <= s.bars["stand-in (PTR proxy)"][0] <= 1.0 and s.bars["stand-in (PTR proxy)"][1] != s.bars[
+        "stand-in (PTR proxy)"][1]  # accuracy NaN: not computed
