@@ -93,6 +93,6 @@ def explorer():
         "k": w.IntSlider(value=16, min=1, max=32, step=1, description="k tasks", style=style),
         "r": w.IntSlider(value=2, min=1, max=4, step=1, description="rank r", style=style),
         "sigma": w.FloatSlider(value=0.01, min=0.0, max=0.5, step=0.01, description="noise σ", style=style),
-        "iters": w.IntSlider(value=15, min=1, max=40, step=1, description="rounds", style=style),
+        "iters": w.IntSlider(value=15, min=1, max=32, step=1, description="rounds", style=style),
     }
     return live_panel(controls, render, rows=[["tau", "n", "k"], ["r", "sigma", "iters"]])
