@@ -398,21 +398,12 @@ def sam_quadratic_cpu_fused(w0: torch.Tensor, rho: torch.Tensor, lr: torch.Tenso
     global _failed
     import numpy as np
 
-    from theorybook import validate
     from theorybook.device import to_numpy
-    from theorybook.sam_saddle.dynamics import NORM_EPS, SAMSweep
+    from theorybook.sam_saddle.dynamics import NORM_EPS, SAMSweep, fused_sweep_args
     from theorybook.sweep import canonicalise
 
-    validate.integer("steps", steps, 0)
-    validate.integer("tail", tail, 0)
+    cells, n = fused_sweep_args(w0, steps, tail, lam)
     dt = w0.dtype
-    validate.one_of("dtype", dt, (torch.float32, torch.float64))
-    if w0.ndim < 1 or w0.shape[-1] != 2:
-        raise ValueError(f"Invalid w0: shape {tuple(w0.shape)} (must be (*cells, 2))")
-    if len(lam) != 2:
-        raise ValueError(f"Invalid lam: {lam!r} (must have 2 entries)")
-    cells = w0.shape[:-1]
-    n = w0[..., 0].numel()
 
     def flat(t):
         return np.ascontiguousarray(to_numpy(torch.as_tensor(t, dtype=dt).expand(cells).reshape(-1)))

@@ -37,7 +37,7 @@ import triton.language as tl
 from theorybook.kernels._common import _div, block_size, compile_ptx_for
 
 from theorybook import validate
-from theorybook.sam_saddle.dynamics import NORM_EPS, SAMSweep
+from theorybook.sam_saddle.dynamics import NORM_EPS, SAMSweep, fused_sweep_args
 from theorybook.sweep import canonicalise
 
 __all__ = ["sam_quadratic_fused", "compile_ptx"]
@@ -140,16 +140,8 @@ def sam_quadratic_fused(
     keeps no buffer). ``lam``: the two curvatures λ. Runs compiled on CUDA, and under the Triton interpreter on
     CPU tensors when ``TRITON_INTERPRET=1`` was set before this module was imported (the parity tests).
     """
-    validate.integer("steps", steps, 0)
-    validate.integer("tail", tail, 0)
+    cells, n = fused_sweep_args(w0, steps, tail, lam)
     dt, dev = w0.dtype, w0.device
-    validate.one_of("dtype", dt, (torch.float32, torch.float64))
-    if w0.ndim < 1 or w0.shape[-1] != 2:
-        raise ValueError(f"Invalid w0: shape {tuple(w0.shape)} (must be (*cells, 2))")
-    if len(lam) != 2:
-        raise ValueError(f"Invalid lam: {lam!r} (must have 2 entries)")
-    cells = w0.shape[:-1]
-    n = w0[..., 0].numel()
 
     def flat(t):
         return torch.as_tensor(t, dtype=dt, device=dev).expand(cells).reshape(-1).contiguous()

@@ -676,6 +676,19 @@ def sam_sweep(
     return SAMSweep(*stats[:5], w, torch.linalg.vector_norm(w, dim=-1))
 
 
+def fused_sweep_args(w0: torch.Tensor, steps: int, tail: int, lam) -> tuple[torch.Size, int]:
+    """Checks shared by the fused SAM kernels (Triton and CPU): ``w0`` of shape (*cells, 2) in float32/64,
+    ``steps``, ``tail`` ≥ 0, two curvatures; returns (cell shape, number of cells)."""
+    validate.integer("steps", steps, 0)
+    validate.integer("tail", tail, 0)
+    validate.one_of("dtype", w0.dtype, (torch.float32, torch.float64))
+    if w0.ndim < 1 or w0.shape[-1] != 2:
+        raise ValueError(f"Invalid w0: shape {tuple(w0.shape)} (must be (*cells, 2))")
+    if len(lam) != 2:
+        raise ValueError(f"Invalid lam: {lam!r} (must have 2 entries)")
+    return w0.shape[:-1], w0[..., 0].numel()
+
+
 def _fused_sam(device: torch.device, d: int, cell_steps: float = 0.0):
     """The fused kernel when one applies (d = 2; CUDA with Triton, or CPU with numba for ≥ 2·10⁶ cell-steps),
     else ``None``."""
