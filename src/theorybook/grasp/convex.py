@@ -28,7 +28,8 @@ from typing import NamedTuple
 
 import torch
 
-from ..device import resolve_device
+from .. import fit
+from ..device import resolve_device, to_numpy
 from ..validate import finite_tensor, integer, memory_guard, number, one_of, positive
 from .theory import grid_size
 
@@ -112,6 +113,13 @@ def _gap(problem: ChainQuadratic, x: torch.Tensor) -> torch.Tensor:
     return f.clamp_min(0.0)
 
 
+def _anchor(prob: ChainQuadratic) -> float:
+    """η̄ = 2F(x₀)/‖∇F(x₀)‖² with exact F and ∇F (= 4/L on the chain)."""
+    x0 = prob.x0(1)
+    g0 = prob.gradient(x0)
+    return float(2.0 * prob.loss(x0)[0] / (g0 * g0).sum())
+
+
 def run_convex(problem: ChainQuadratic, etas, T: int, *, base: str = "sgd") -> ConvexRun:
     """T exact-gradient steps of GD (``base="sgd"``: with exact gradients SGD is GD) or AC-SA (``"acsa"``) from
     x₀ = 0 at every step η in ``etas``, batched."""
@@ -165,9 +173,7 @@ def grasp_convex(problem: ChainQuadratic, T: int, *, base: str = "sgd") -> Conve
     n = t // K
     if n < 1:
         raise ValueError(f"Invalid T: {t} (must give each of the K = {K} candidates ≥ 1 step)")
-    x0 = prob.x0(1)
-    g0 = prob.gradient(x0)
-    eta_bar = float(2.0 * prob.loss(x0)[0] / (g0 * g0).sum())
+    eta_bar = _anchor(prob)
     etas = eta_bar * 2.0 ** -torch.arange(K, dtype=_DT, device=prob.device)
     run = run_convex(prob, etas, n, base=base)
     k = int(run.gap.argmin())
@@ -188,9 +194,7 @@ def oracle_convex(problem: ChainQuadratic, T: int, *, base: str = "sgd") -> Conv
     prob = _chain(problem)
     t = integer("T", T, 2, 10**6)
     one_of("base", base, BASES)
-    x0 = prob.x0(1)
-    g0 = prob.gradient(x0)
-    eta_bar = float(2.0 * prob.loss(x0)[0] / (g0 * g0).sum())
+    eta_bar = _anchor(prob)
     j = torch.arange(-8, 4 * (grid_size(t) - 1) + 5, dtype=_DT, device=prob.device)
     etas = eta_bar * 2.0 ** (-j / 4)
     run = run_convex(prob, etas, t, base=base)
@@ -218,9 +222,7 @@ def loglog_slope(x, y) -> float:
         raise ValueError(f"Invalid x, y: shapes {tuple(xs.shape)}, {tuple(ys.shape)} (must match, ≥ 2 points)")
     positive("x", xs)
     positive("y", ys)
-    lx, ly = xs.log(), ys.log()
-    lx = lx - lx.mean()
-    return float((lx * (ly - ly.mean())).sum() / (lx * lx).sum())
+    return float(fit.loglog_slope(to_numpy(xs), to_numpy(ys)).slope)
 
 
 def convex_study(d: int = 2000, Ts=(64, 128, 256, 512, 1024), *, L: float = 1.0, device=None) -> ConvexStudy:
