@@ -1,47 +1,72 @@
-"""Verdicts: claims checked in the open.
+"""Verdicts: claims checked in the open, each reproduction against a control that must fail the same test.
 
-A chapter records each headline claim as a row — claim · source · predicted · measured · tolerance · holds? —
-and the table is shown to the reader. When the ``with`` block ends, the table is displayed and any failing row
-raises ``AssertionError`` carrying the numbers, so ``pytest --nbmake book/`` fails exactly when theory or code
-breaks.
+A chapter records each headline claim as a row — claim · source · predicted · measured · control · tolerance ·
+holds? — and the table is shown to the reader. When the ``with`` block ends, the table is displayed and any
+failing row raises ``AssertionError`` carrying the numbers, so ``pytest --nbmake book/`` fails exactly when
+theory or code breaks.
 
 Every row says what kind of evidence it is (``kind``) and where the claim comes from (``source``):
 
 ``kind``
-    ``"reproduces"`` — a paper's claim checked against an *independent* measurement (a simulation, a second
-    numerical method, an exact solver). Predicted and measured never come from the same formula.
+    ``"reproduces"`` — a *paper's* claim (``source`` ``"paper"`` or ``"secondary"``) checked against an
+    independent measurement **and against a control** (``control=``): the same measurement on something that
+    must not satisfy the claim — the do-nothing method, the competitor the paper beats, the alternative
+    hypothesis' exponent, an ablated model, shuffled labels. The row's own test is applied to every control;
+    a control that passes makes the row fail with "cannot tell the claim from its control".
 
     ``"differs"`` — a paper's claim that does **not** reproduce here. The row shows the paper's value
-    (``paper=``) and asserts what we measure instead, with a tolerance fixed before measuring, so a change in
-    either direction fails.
+    (``paper=``); when that value is a number, it must fail the row's own test (else the row fails: "the
+    paper's value passes this test — not a difference"). The row asserts what we measure instead.
 
-    ``"consistency"`` — a check of our own code or algebra (a sympy identity, reference-vs-fast parity, an
-    invariant). Shown apart, never counted as a reproduction.
+    ``"consistency"`` — a check of our own code, algebra, derivation or reconstruction (a sympy identity,
+    reference-vs-fast parity, an invariant, a claim of source ``"derived"``/``"reconstruction"``). Shown apart,
+    never counted as a reproduction. A control is optional here.
 
 ``source``
     ``"paper"``, ``"secondary"``, ``"derived"`` or ``"reconstruction"`` — the provenance tags of the paper
-    digests: the claim is stated in the paper, known from a secondary account, derived by us, or our
-    reconstruction of something we could not read.
+    digests. Only ``"paper"`` and ``"secondary"`` may be ``reproduces`` or ``differs``.
 
-A statistical row states its error model and tolerance in ``note`` (one row's false-alarm probability ≤ 1e-3,
+``basis`` — where a tolerance comes from. Every row whose test has a tolerance or a bound (``close`` with
+    ``rtol``/``atol``, ``less``, ``greater``, ``between``) states it, prefixed by one of :data:`TOL_BASES`:
+    ``"model: …"`` (an error model: round-off, a CLT band with its false-alarm rate, a truncation bound),
+    ``"pilot: …"`` (pilot seeds from :data:`PILOT_SEEDS`, disjoint from every chapter's seeds and from the
+    robustness seeds), ``"paper: …"`` (the threshold is the paper's own statement, e.g. its log factor) or
+    ``"exact: …"`` (an identity, integer or closed form checked exactly). A band fitted to the chapter's own run,
+    or widened after a failure, is a defect this field makes visible.
+
+``tests`` — the id of the paper claim (a :class:`PaperClaim` of the chapter's ``PAPER_CLAIMS``) that a
+    ``reproduces``/``differs`` row tests, so the ledger can say which abstract-level claims are tested and which
+    are only quoted.
+
+A statistical row states its error model and tolerance in ``basis`` (one row's false-alarm probability ≤ 1e-3,
 corrected for the number of comparisons when the row takes a maximum); :func:`z_threshold` gives the
-two-sided Gaussian threshold for a family of ``m`` z-scores. Wall-clock time never enters a verdict.
+two-sided Gaussian threshold for a family of ``m`` z-scores. Wall-clock time never enters a verdict, and the
+measured value is shown as measured (never a display floor in its place).
 
 Besides its HTML, a table carries its rows as JSON (``<script type="application/json"
 class="theorybook-verdicts">`` inside the HTML and the ``application/vnd.theorybook.verdicts+json`` mime
 type), from which ``make book`` builds the book-wide claims ledger (``scripts/claims_ledger.py``).
+:func:`rule_violations` states the rules once; ``Verdicts`` applies them to every row it records and
+``tests/test_verdict_rules.py`` re-applies them to every builder and to the executed ledger.
 
 Example
 -------
->>> from theorybook.check import Verdicts
+>>> from theorybook.check import Control, Verdicts
 >>> with Verdicts("toy", display=False) as v:
 ...     _ = v.close("pi to 3 digits", measured=3.1416, predicted=3.14159, rtol=1e-4,
-...                 kind="consistency", source="derived")
-...     _ = v.less("error is small", measured=1e-9, bound=1e-6, kind="consistency", source="derived")
+...                 kind="consistency", source="derived", basis="model: 5-digit rounding")
+...     _ = v.less("the method's error is small", measured=1e-9, bound=1e-6, kind="reproduces",
+...                source="paper", control=Control("do nothing", 0.3), basis="paper: Theorem 1's 1e-6",
+...                tests="T1")
 >>> v.passed
 True
 >>> v.status()
-'0 claims reproduce, 0 differ, 2 consistency checks — all hold'
+'1 claim reproduces (against its control), 0 differ, 1 consistency check — all hold'
+>>> with Verdicts("toy", display=False) as w:  # doctest: +ELLIPSIS
+...     _ = w.less("cannot fail", 1e-9, 1e-6, kind="reproduces", source="paper",
+...                control=Control("do nothing", 1e-8), basis="paper: 1e-6", tests="T1")
+Traceback (most recent call last):
+AssertionError: toy: 1 claim(s) failed — cannot fail: ... cannot tell the claim from its control: ...
 """
 
 from __future__ import annotations
@@ -50,22 +75,31 @@ import html
 import json
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from numbers import Real
 from statistics import NormalDist
 from typing import Any
 
-__all__ = ["KINDS", "SOURCES", "MIME", "Row", "Verdicts", "fmt", "z_threshold"]
+__all__ = ["KINDS", "SOURCES", "PAPER_SOURCES", "TOL_BASES", "PILOT_SEEDS", "MIME", "Control", "PaperClaim",
+           "Row", "Verdicts", "fmt", "rule_violations", "z_threshold"]
 
 KINDS = ("reproduces", "differs", "consistency")
 SOURCES = ("paper", "secondary", "derived", "reconstruction")
+PAPER_SOURCES = ("paper", "secondary")
+TOL_BASES = ("model", "pilot", "paper", "exact")
+PILOT_SEEDS = range(9001, 9201)
+"""Seeds reserved for pilot runs that set a tolerance: disjoint from the robustness seeds (7001–7040) and from
+every chapter's ``CHAPTER_SEEDS`` (``tests/test_verdict_rules.py`` checks both)."""
 MIME = "application/vnd.theorybook.verdicts+json"
 
+CONTROL_PASSES = "cannot tell the claim from its control"
+PAPER_PASSES = "the paper's value passes this row's test — not a difference"
+
 _GROUP_TITLE = {
-    "reproduces": "Reproduces the paper",
-    "differs": "Differs from the paper (what we measure instead)",
-    "consistency": "Consistency checks (our code and algebra; not reproductions)",
+    "reproduces": "Reproduces the paper (each against a control that fails the same test)",
+    "differs": "Differs from the paper (the paper's value fails the test; what we measure instead)",
+    "consistency": "Consistency checks (our code, algebra and reconstructions; not reproductions)",
 }
 
 
@@ -104,6 +138,8 @@ def z_threshold(alpha: float = 1e-3, m: int = 1) -> float:
 
 
 def _number(x: Any) -> float | None:
+    if isinstance(x, bool):
+        return None
     try:
         y = float(x)
     except (TypeError, ValueError):
@@ -112,8 +148,55 @@ def _number(x: Any) -> float | None:
 
 
 @dataclass(frozen=True)
+class Control:
+    """The same measurement on something that must *not* satisfy the claim.
+
+    ``label`` names it ("returns x₀", "exponent 1/2", "explicit distillation", "shuffled labels");
+    ``value`` is what the row's own test is applied to (a number for ``close``/``less``/``greater``/
+    ``between``, the compared object for ``equal``, a bool for ``true``); ``shown`` is optional evidence to
+    display instead of ``value`` (e.g. the numbers behind a ``true`` row's condition).
+    """
+
+    label: str
+    value: Any
+    shown: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.label, str) or not self.label.strip():
+            raise ValueError(f"Invalid control label: {self.label!r} (must be a non-empty string)")
+
+
+@dataclass(frozen=True)
+class PaperClaim:
+    """One claim of the paper (abstract level unless ``where`` says otherwise).
+
+    ``id`` is what a row's ``tests=`` names; ``quoted_only`` (with the reason in ``why``) marks a claim the
+    chapter states but does not test — the ledger lists it as quoted, not tested.
+    """
+
+    id: str
+    text: str
+    where: str = "abstract"
+    source: str = "paper"
+    quoted_only: bool = False
+    why: str = ""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.id, str) or not re.fullmatch(r"[A-Za-z0-9_.\-]+", self.id):
+            raise ValueError(f"Invalid claim id: {self.id!r} (letters, digits, '_', '.', '-')")
+        if self.source not in PAPER_SOURCES:
+            raise ValueError(f"Invalid source for paper claim {self.id!r}: {self.source!r} "
+                             f"(must be one of {PAPER_SOURCES})")
+        if self.quoted_only and not self.why.strip():
+            raise ValueError(f"Paper claim {self.id!r} is quoted only: say why (why=...)")
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
 class Row:
-    """One checked claim."""
+    """One checked claim (``controls``: ``{"label", "measured", "passes"}`` per control)."""
 
     claim: str
     predicted: str
@@ -125,14 +208,75 @@ class Row:
     source: str = "derived"
     paper: str = ""
     measured_value: float | None = None
+    controls: tuple[dict[str, Any], ...] = ()
+    basis: str = ""
+    tests: str = ""
+    reason: str = ""
+    paper_passes: bool | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        d = asdict(self)
+        d["controls"] = [dict(c) for c in self.controls]
+        return d
+
+
+def rule_violations(row: Row | dict[str, Any]) -> list[str]:
+    """The verdict rules, stated once, for a row or its JSON: an empty list when the row obeys them.
+
+    1. ``kind`` and ``source`` are known; ``reproduces``/``differs`` only for a paper's claim (``paper`` or
+       ``secondary``).
+    2. A ``reproduces`` row names at least one control, and every control fails the row's test (a row whose
+       control passes must itself be failing, with the reason said).
+    3. A ``differs`` row shows the paper's value; a numeric one fails the row's test.
+    4. A ``reproduces``/``differs`` row names the paper claim it tests (``tests=``).
+    5. A row with a tolerance or bound says where it comes from (``basis`` with a prefix of :data:`TOL_BASES`).
+    """
+    d = row.as_dict() if isinstance(row, Row) else dict(row)
+    out: list[str] = []
+    kind, source = d.get("kind"), d.get("source")
+    name = d.get("claim", "?")
+    if kind not in KINDS:
+        out.append(f"{name!r}: unknown kind {kind!r}")
+    if source not in SOURCES:
+        out.append(f"{name!r}: unknown source {source!r}")
+    if kind in ("reproduces", "differs") and source not in PAPER_SOURCES:
+        out.append(f"{name!r}: a {kind!r} row must be a paper's claim (source 'paper' or 'secondary'), not "
+                   f"{source!r} — a claim of our own is a 'consistency' row")
+    controls = d.get("controls") or ()
+    if kind == "reproduces" and not controls:
+        out.append(f"{name!r}: a 'reproduces' row must name its control (control=Control(label, value))")
+    for c in controls:
+        if c.get("passes") and d.get("holds"):
+            out.append(f"{name!r}: control {c.get('label')!r} passes the row's test, yet the row holds")
+    if kind in ("reproduces", "differs") and not d.get("tests"):
+        out.append(f"{name!r}: a {kind!r} row must say which paper claim it tests (tests='<PaperClaim id>')")
+    if kind == "differs":
+        if d.get("paper", "") == "":
+            out.append(f"{name!r}: a 'differs' row must show the paper's value (paper=...)")
+        if d.get("paper_passes") and d.get("holds"):
+            out.append(f"{name!r}: the paper's value passes the row's test, yet the 'differs' row holds")
+    tol = d.get("tolerance", "")
+    if tol not in ("exact", "—"):
+        basis = d.get("basis") or ""
+        if basis.split(":", 1)[0].strip() not in TOL_BASES or not basis.split(":", 1)[-1].strip():
+            out.append(f"{name!r}: tolerance {tol!r} needs its provenance (basis='model: …', 'pilot: …', "
+                       f"'paper: …' or 'exact: …'), got {basis!r}")
+    return out
 
 
 def _slug(text: str) -> str:
     s = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
     return s or "table"
+
+
+def _as_controls(control: Control | Sequence[Control] | None) -> tuple[Control, ...]:
+    if control is None:
+        return ()
+    items = (control,) if isinstance(control, Control) else tuple(control)
+    for c in items:
+        if not isinstance(c, Control):
+            raise TypeError(f"Invalid control: {c!r} (must be a theorybook.check.Control)")
+    return items
 
 
 @dataclass(repr=False)
@@ -145,81 +289,125 @@ class Verdicts:
         Caption of the table.
     display:
         Show the table with IPython's display when the block ends (default ``True``).
+    claims:
+        The chapter's :class:`PaperClaim` s (usually its ``PAPER_CLAIMS``), carried in the JSON so the ledger
+        can count which are tested; give them on one table of the chapter.
 
-    Every recording method takes the keyword-only ``kind`` (one of :data:`KINDS`) and ``source`` (one of
-    :data:`SOURCES`); a ``"differs"`` row also needs ``paper=`` (the paper's value or claim, as shown).
+    Every recording method takes the keyword-only ``kind`` (one of :data:`KINDS`), ``source`` (one of
+    :data:`SOURCES`), ``control=`` (a :class:`Control` or a sequence of them; required for ``reproduces``),
+    ``basis=`` (the tolerance's provenance; required when the test has a tolerance or bound), ``tests=`` (the
+    paper claim's id) and ``paper=`` (the paper's value; required for ``differs``).
     """
 
     title: str
     display: bool = True
     rows: list[Row] = field(default_factory=list)
+    claims: Sequence[PaperClaim] = ()
 
     # -- recording ---------------------------------------------------------------------------------------
-    def _add(self, claim: str, predicted: str, measured: Any, tolerance: str, holds: bool, note: str,
-             kind: str, source: str, paper: Any) -> bool:
+    def _add(self, claim: str, predicted: str, measured: Any, tolerance: str, test: Callable[[Any], bool],
+             note: str, kind: str, source: str, paper: Any, control: Any, basis: str, tests: str,
+             shown: str | None = None) -> bool:
+        if not isinstance(claim, str) or not claim.strip():
+            raise ValueError(f"Invalid claim: {claim!r} (must be a non-empty string)")
         if kind not in KINDS:
             raise ValueError(f"Invalid kind: {kind!r} (must be one of {', '.join(map(repr, KINDS))})")
         if source not in SOURCES:
             raise ValueError(f"Invalid source: {source!r} (must be one of {', '.join(map(repr, SOURCES))})")
-        if kind == "differs" and paper is None:
-            raise ValueError(f"Row {claim!r}: a 'differs' row must show the paper's value (paper=...)")
-        if not isinstance(claim, str) or not claim.strip():
-            raise ValueError(f"Invalid claim: {claim!r} (must be a non-empty string)")
-        row = Row(claim, predicted, fmt(measured) if not isinstance(measured, str) else measured, tolerance,
-                  bool(holds), note, kind, source, "" if paper is None else fmt(paper),
-                  _number(measured) if not isinstance(measured, str) else None)
+        if not isinstance(basis, str) or not isinstance(tests, str) or not isinstance(note, str):
+            raise TypeError(f"Row {claim!r}: basis, tests and note must be strings")
+        controls = _as_controls(control)
+        holds = bool(_safe(test, measured))
+        reasons = []
+        cdicts = []
+        for c in controls:
+            passes = bool(_safe(test, c.value))
+            cdicts.append({"label": c.label, "measured": c.shown if c.shown is not None else fmt(c.value),
+                           "passes": passes})
+            if passes:
+                reasons.append(f"{CONTROL_PASSES}: {c.label} = {cdicts[-1]['measured']} also passes")
+        paper_passes = None
+        if kind == "differs" and paper is not None and _number(paper) is not None and tolerance != "—":
+            paper_passes = bool(_safe(test, float(paper)))
+            if paper_passes:
+                reasons.append(f"{PAPER_PASSES} (paper {fmt(paper)})")
+        row = Row(claim, predicted, shown if shown is not None else (fmt(measured) if not isinstance(
+            measured, str) else measured), tolerance, holds and not reasons, note, kind, source,
+            "" if paper is None else fmt(paper), _number(measured) if not isinstance(measured, str) else None,
+            tuple(cdicts), basis, tests, "; ".join(reasons), paper_passes)
+        bad = rule_violations(row)
+        if bad:
+            raise ValueError("; ".join(bad))
         self.rows.append(row)
         return row.holds
 
     def close(self, claim: str, measured: float, predicted: float, *, rtol: float = 0.0, atol: float = 0.0,
-              kind: str, source: str, paper: Any = None, note: str = "") -> bool:
+              kind: str, source: str, paper: Any = None, note: str = "", control: Any = None, basis: str = "",
+              tests: str = "") -> bool:
         """``|measured − predicted| ≤ atol + rtol·|predicted|`` (NaN never holds)."""
         if not (rtol >= 0 and atol >= 0) or not (math.isfinite(rtol) and math.isfinite(atol)):
             raise ValueError(f"Invalid tolerance: rtol={rtol}, atol={atol} (must be finite and ≥ 0)")
-        m, p = float(measured), float(predicted)
-        ok = math.isfinite(m) and math.isfinite(p) and abs(m - p) <= atol + rtol * abs(p)
+        p = float(predicted)
+
+        def test(x: Any) -> bool:
+            m = float(x)
+            return math.isfinite(m) and math.isfinite(p) and abs(m - p) <= atol + rtol * abs(p)
+
         parts = [f"rtol {rtol:g}"] if rtol else []
         parts += [f"atol {atol:g}"] if atol else []
         tol = ", ".join(parts) if parts else "exact"
-        return self._add(claim, fmt(p), m, tol, ok, note, kind, source, paper)
+        return self._add(claim, fmt(p), float(measured), tol, test, note, kind, source, paper, control, basis,
+                         tests)
 
     def equal(self, claim: str, measured: Any, predicted: Any, *, kind: str, source: str, paper: Any = None,
-              note: str = "") -> bool:
+              note: str = "", control: Any = None, basis: str = "", tests: str = "") -> bool:
         """Exact equality (integers, strings, sympy expressions after simplification)."""
-        ok = bool(measured == predicted)
-        return self._add(claim, fmt(predicted), measured, "exact", ok, note, kind, source, paper)
+        return self._add(claim, fmt(predicted), measured, "exact", lambda x: bool(x == predicted), note, kind,
+                         source, paper, control, basis, tests)
 
     def less(self, claim: str, measured: float, bound: float, *, kind: str, source: str, paper: Any = None,
-             note: str = "") -> bool:
+             note: str = "", control: Any = None, basis: str = "", tests: str = "") -> bool:
         """``measured ≤ bound``."""
-        m = float(measured)
-        ok = math.isfinite(m) and m <= float(bound)
-        return self._add(claim, f"≤ {fmt(bound)}", m, "bound", ok, note, kind, source, paper)
+        b = float(bound)
+        return self._add(claim, f"≤ {fmt(bound)}", float(measured), "bound",
+                         lambda x: math.isfinite(float(x)) and float(x) <= b, note, kind, source, paper, control,
+                         basis, tests)
 
     def greater(self, claim: str, measured: float, bound: float, *, kind: str, source: str, paper: Any = None,
-                note: str = "") -> bool:
+                note: str = "", control: Any = None, basis: str = "", tests: str = "") -> bool:
         """``measured ≥ bound``."""
-        m = float(measured)
-        ok = math.isfinite(m) and m >= float(bound)
-        return self._add(claim, f"≥ {fmt(bound)}", m, "bound", ok, note, kind, source, paper)
+        b = float(bound)
+        return self._add(claim, f"≥ {fmt(bound)}", float(measured), "bound",
+                         lambda x: math.isfinite(float(x)) and float(x) >= b, note, kind, source, paper, control,
+                         basis, tests)
 
     def between(self, claim: str, measured: float, low: float, high: float, *, kind: str, source: str,
-                paper: Any = None, note: str = "") -> bool:
+                paper: Any = None, note: str = "", control: Any = None, basis: str = "", tests: str = "") -> bool:
         """``low ≤ measured ≤ high`` (e.g. a Monte-Carlo confidence band)."""
-        m = float(measured)
-        ok = math.isfinite(m) and float(low) <= m <= float(high)
-        return self._add(claim, f"[{fmt(low)}, {fmt(high)}]", m, "interval", ok, note, kind, source, paper)
+        lo, hi = float(low), float(high)
+        return self._add(claim, f"[{fmt(low)}, {fmt(high)}]", float(measured), "interval",
+                         lambda x: math.isfinite(float(x)) and lo <= float(x) <= hi, note, kind, source, paper,
+                         control, basis, tests)
 
     def true(self, claim: str, condition: bool, *, kind: str, source: str, predicted: str = "True",
-             measured: Any = None, paper: Any = None, note: str = "") -> bool:
-        """A boolean claim; ``measured`` shows the evidence (defaults to the condition itself)."""
-        ok = bool(condition)
-        shown = fmt(measured) if measured is not None else str(ok)
-        return self._add(claim, predicted, shown, "—", ok, note, kind, source, paper)
+             measured: Any = None, paper: Any = None, note: str = "", control: Any = None, basis: str = "",
+             tests: str = "") -> bool:
+        """A boolean claim; ``measured`` shows the evidence (defaults to the condition itself). A control's
+        ``value`` is its condition (it must be false)."""
+        shown = fmt(measured) if measured is not None else str(bool(condition))
+        return self._add(claim, predicted, bool(condition), "—", bool, note, kind, source, paper, control, basis,
+                         tests, shown=shown)
 
     def extend(self, other: Verdicts | Iterable[Row]) -> None:
         """Append the rows of another table (e.g. one built by a seeded experiment function in ``src/``)."""
-        self.rows.extend(other.rows if isinstance(other, Verdicts) else other)
+        if isinstance(other, Verdicts):
+            self.claims = tuple(self.claims) + tuple(c for c in other.claims if c not in self.claims)
+            other = other.rows
+        for r in other:
+            bad = rule_violations(r)
+            if bad:
+                raise ValueError("; ".join(bad))
+            self.rows.append(r)
 
     # -- reporting ---------------------------------------------------------------------------------------
     @property
@@ -240,7 +428,8 @@ class Verdicts:
         """The one-line status that ends a chapter's verdict section."""
         c = self.counts()
         n_rep, n_dif, n_con = c["reproduces"], c["differs"], c["consistency"]
-        head = (f"{n_rep} claim{'s' if n_rep != 1 else ''} reproduce{'s' if n_rep == 1 else ''}, "
+        head = (f"{n_rep} claim{'s' if n_rep != 1 else ''} reproduce{'s' if n_rep == 1 else ''} "
+                f"(against {'its' if n_rep == 1 else 'their'} control{'s' if n_rep != 1 else ''}), "
                 f"{n_dif} differ{'s' if n_dif == 1 else ''}, "
                 f"{n_con} consistency check{'s' if n_con != 1 else ''}")
         return head + (" — all hold" if not c["fails"] else f" — {c['fails']} FAIL")
@@ -252,13 +441,23 @@ class Verdicts:
 
     def to_json(self) -> dict[str, Any]:
         return {"title": self.title, "anchor": self.anchor, "status": self.status(), "counts": self.counts(),
-                "rows": [r.as_dict() for r in self.rows]}
+                "rows": [r.as_dict() for r in self.rows], "claims": [c.as_dict() for c in self.claims]}
 
-    _HEAD = ("claim", "source", "paper", "predicted", "measured", "tolerance", "holds?", "note")
+    _HEAD = ("claim", "source", "paper", "predicted", "measured", "control (must fail)", "tolerance", "holds?",
+             "note")
+
+    @staticmethod
+    def _control_cell(r: Row) -> str:
+        if not r.controls:
+            return ""
+        return "; ".join(f"{c['label']}: {c['measured']} ({'PASSES' if c['passes'] else 'fails'})"
+                         for c in r.controls)
 
     def _cells(self, r: Row) -> tuple[str, ...]:
-        return (r.claim, r.source, r.paper, r.predicted, r.measured, r.tolerance,
-                "holds" if r.holds else "FAILS", r.note)
+        tol = r.tolerance + (f" — {r.basis}" if r.basis else "")
+        note = r.note + (f" [{r.reason}]" if r.reason else "")
+        return (r.claim + (f" [{r.tests}]" if r.tests else ""), r.source, r.paper, r.predicted, r.measured,
+                self._control_cell(r), tol, "holds" if r.holds else "FAILS", note)
 
     def _groups(self) -> Iterable[tuple[str, list[Row]]]:
         for kind in KINDS:
@@ -280,8 +479,10 @@ class Verdicts:
                 cells = []
                 for j, c in enumerate(self._cells(r)):
                     text = html.escape(c)
-                    if j == 6:
+                    if j == 7:
                         text = f"<span class='{cls}' style='{mark_style}'>{text}</span>"
+                    elif j == 5 and c:
+                        text = f"<span class='verdict-control'>{text}</span>"
                     cells.append(f"<td style='text-align:left'>{text}</td>")
                 style = "" if r.holds else " style='background:#fde2e1'"
                 body.append(f"<tr class='verdict-row {cls}' data-kind='{kind}'{style}>{''.join(cells)}</tr>")
@@ -317,7 +518,7 @@ class Verdicts:
         bad = self.failures
         if bad:
             msg = "; ".join(f"{r.claim}: predicted {r.predicted}, measured {r.measured} ({r.tolerance})"
-                            for r in bad)
+                            + (f" — {r.reason}" if r.reason else "") for r in bad)
             raise AssertionError(f"{self.title}: {len(bad)} claim(s) failed — {msg}")
 
     def show(self) -> None:
@@ -328,6 +529,14 @@ class Verdicts:
         else:
             display(self)
 
+    def report(self) -> Verdicts:
+        """Show the table (when ``display``), then raise on any failing row — what a chapter calls on a table
+        built by its package's ``verdicts.py``."""
+        if self.display:
+            self.show()
+        self.raise_if_failed()
+        return self
+
     def __enter__(self) -> Verdicts:
         return self
 
@@ -336,4 +545,12 @@ class Verdicts:
             self.show()
         if exc_type is None:
             self.raise_if_failed()
+        return False
+
+
+def _safe(test: Callable[[Any], bool], x: Any) -> bool:
+    """A test applied to a value that may not be a number (a control of the wrong type never passes)."""
+    try:
+        return bool(test(x))
+    except (TypeError, ValueError):
         return False

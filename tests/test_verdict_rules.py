@@ -1,0 +1,141 @@
+"""The verdict rules over the whole book: every row of every chapter obeys ``theorybook.check.rule_violations``.
+
+Walks (1) every chapter package's ``verdicts.py`` — its ``PAPER_CLAIMS``, its ``deterministic_verdicts()`` and
+``seeded_verdicts(seed)`` builders — and (2) the executed claims ledger (``_build/html/ledger.json``, written by
+``make book``), so a row that reaches a reader can be neither a reproduction without a failing control, nor a
+``reproduces``/``differs`` row on a claim of our own, nor a ``differs`` row the paper's value would pass, nor a
+tolerance without provenance. It also checks that a chapter's rows live in its ``verdicts.py`` (no chapter
+builds a table inline) and that pilot seeds stay disjoint from chapter and robustness seeds.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from theorybook.check import PILOT_SEEDS, PaperClaim, Verdicts, rule_violations
+
+ROOT = Path(__file__).resolve().parents[1]
+LEDGER = ROOT / "_build" / "html" / "ledger.json"
+ROBUSTNESS_SEEDS = range(7001, 7041)
+
+
+def _chapters() -> list[tuple[str, Path]]:
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    out = []
+    for part in toc["parts"]:
+        for ch in part["chapters"]:
+            f = ch["file"]
+            if re.search(r"(^|/)(references|appendix)[^/]*$", f):
+                continue
+            out.append((f.rsplit("/", 1)[-1], ROOT / f"{f}.md"))
+    return out
+
+
+CHAPTERS = _chapters()
+SLUGS = [s for s, _ in CHAPTERS]
+
+
+def _verdicts_module(slug: str):
+    return importlib.import_module(f"theorybook.{slug}.verdicts")
+
+
+def _claim_ids(slug: str) -> set[str]:
+    return {c.id for c in _verdicts_module(slug).PAPER_CLAIMS}
+
+
+def _check_table(slug: str, v: Verdicts) -> list[str]:
+    ids = _claim_ids(slug)
+    bad = [f"{slug}: {msg}" for r in v.rows for msg in rule_violations(r)]
+    bad += [f"{slug}: row {r.claim!r} tests unknown paper claim {r.tests!r}" for r in v.rows
+            if r.tests and r.tests not in ids]
+    return bad
+
+
+def test_nineteen_chapters():
+    assert len(CHAPTERS) == 19
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_chapter_declares_its_paper_claims(slug):
+    mod = _verdicts_module(slug)
+    claims = mod.PAPER_CLAIMS
+    assert claims and all(isinstance(c, PaperClaim) for c in claims), f"{slug}: PAPER_CLAIMS must be PaperClaims"
+    ids = [c.id for c in claims]
+    assert len(ids) == len(set(ids)), f"{slug}: duplicate paper-claim ids {ids}"
+    assert any(c.where == "abstract" for c in claims), f"{slug}: no abstract-level claim declared"
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_builders_obey_the_rules(slug):
+    mod = _verdicts_module(slug)
+    pkg = importlib.import_module(f"theorybook.{slug}")
+    tables = []
+    if hasattr(pkg, "deterministic_verdicts"):
+        tables.append(pkg.deterministic_verdicts())
+    if hasattr(pkg, "seeded_verdicts"):
+        tables.append(pkg.seeded_verdicts(next(iter(ROBUSTNESS_SEEDS))))
+        assert getattr(pkg.seeded_verdicts, "__module__", "").endswith(".verdicts"), \
+            f"{slug}: seeded_verdicts must live in verdicts.py"
+    if hasattr(pkg, "deterministic_verdicts"):
+        assert pkg.deterministic_verdicts.__module__.endswith(".verdicts"), \
+            f"{slug}: deterministic_verdicts must live in verdicts.py"
+    assert mod is not None
+    bad = [m for v in tables for m in _check_table(slug, v)]
+    assert not bad, "; ".join(bad)
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_pilot_seeds_are_disjoint(slug):
+    pkg = importlib.import_module(f"theorybook.{slug}")
+    own = set(getattr(pkg, "CHAPTER_SEEDS", ()))
+    assert not own & set(PILOT_SEEDS), f"{slug}: chapter seeds overlap the pilot seeds"
+    assert not set(PILOT_SEEDS) & set(ROBUSTNESS_SEEDS)
+
+
+_INLINE = re.compile(r"\bVerdicts\(|\.(close|less|greater|between|equal)\([^)]*\bkind=|\.true\([^)]*\bkind=")
+
+
+@pytest.mark.parametrize("slug,path", CHAPTERS, ids=SLUGS)
+def test_rows_live_in_verdicts_py(slug, path):
+    """A chapter shows tables that its package's verdicts.py builds; it never records a row itself."""
+    text = path.read_text()
+    hits = [m.group(0) for m in _INLINE.finditer(text)]
+    assert not hits, f"{path.name}: rows recorded in the chapter ({hits[:3]}) — move them to theorybook.{slug}.verdicts"
+    assert f"{slug}.verdicts" in text or f"{slug} import verdicts" in text or "verdicts." in text, \
+        f"{path.name}: the chapter does not show its package's verdicts"
+
+
+def _ledger() -> dict:
+    if not LEDGER.exists():
+        if os.environ.get("CI"):
+            pytest.fail(f"{LEDGER} is missing: `make book` must run before the rules test in CI")
+        pytest.skip(f"{LEDGER} not built (run `make book`)")
+    return json.loads(LEDGER.read_text())
+
+
+def test_executed_ledger_obeys_the_rules():
+    led = _ledger()
+    docs = {c["doc"].rsplit("/", 1)[-1]: c for c in led["chapters"]}
+    assert set(docs) == set(SLUGS), f"ledger chapters {sorted(docs)} ≠ _toc.yml's"
+    bad = []
+    for slug, ch in docs.items():
+        ids = {c["id"] for c in ch["claims"]}
+        assert ids == _claim_ids(slug), f"{slug}: the executed chapter declares {ids}, verdicts.py {_claim_ids(slug)}"
+        for t in ch["tables"]:
+            for r in t["rows"]:
+                bad += [f"{slug}: {m}" for m in rule_violations(r)]
+                if r.get("tests") and r["tests"] not in ids:
+                    bad.append(f"{slug}: row {r['claim']!r} tests unknown claim {r['tests']!r}")
+                if r["kind"] == "reproduces":
+                    if not r["controls"] or any(c["passes"] for c in r["controls"]) and r["holds"]:
+                        bad.append(f"{slug}: reproduction {r['claim']!r} without a failing control")
+    assert not bad, "; ".join(bad)
+    tot = led["totals"]
+    assert tot["reproduces"] == sum(c["counts"]["reproduces"] for c in docs.values())
