@@ -4,8 +4,11 @@ Each ``theorybook.check.Verdicts`` table renders as HTML that carries its rows a
 (``<script type="application/json" class="theorybook-verdicts">``). When a chapter has been executed and read,
 this extension finds those payloads in the chapter's raw-HTML output nodes and keeps them in the build
 environment. The ``{claims-ledger}`` directive (in ``book/appendix_ledger.md``) is replaced, once every document has
-been read, by the ledger: totals at the top, then per chapter and per row the claim, source, kind, predicted,
-measured and holds, with a link to the chapter's verdict table. Nothing in it is written by hand.
+been read, by the ledger: the headline at the top (paper claims reproduced against a control, paper claims that
+differ, consistency checks, abstract-level claims tested or only quoted), then per chapter its paper claims and per
+row the claim, source, kind, predicted, measured, control and holds, with a link to the chapter's verdict table.
+Nothing in it is written by hand. The same data is written to ``_build/html/ledger.json``, which
+``tests/test_verdict_rules.py`` checks against the verdict rules.
 """
 
 from __future__ import annotations
@@ -102,37 +105,109 @@ def _chapter_order(app: Sphinx, store: dict[str, Any]) -> list[str]:
     return order
 
 
-def _render(app: Sphinx, fromdoc: str) -> str:
+def _claims(tables: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The chapter's paper claims (from whichever of its tables carries them), in declared order."""
+    seen: dict[str, dict[str, Any]] = {}
+    for t in tables:
+        for c in t.get("claims", ()):
+            seen.setdefault(c["id"], c)
+    return list(seen.values())
+
+
+def _claim_status(tables: list[dict[str, Any]]) -> dict[str, Any]:
+    """Which paper claims the chapter's rows test: reproduced (a holding ``reproduces`` row), differs, untested."""
+    rows = [r for t in tables for r in t["rows"]]
+    claims = _claims(tables)
+    out = {"claims": claims, "reproduced": [], "differs": [], "quoted": [], "untested": []}
+    for c in claims:
+        kinds = {r["kind"] for r in rows if r.get("tests") == c["id"] and r["holds"]}
+        if "reproduces" in kinds:
+            out["reproduced"].append(c["id"])
+        elif "differs" in kinds:
+            out["differs"].append(c["id"])
+        elif c.get("quoted_only"):
+            out["quoted"].append(c["id"])
+        else:
+            out["untested"].append(c["id"])
+    abstract = [c for c in claims if c.get("where") == "abstract"]
+    out["abstract"] = len(abstract)
+    out["abstract_tested"] = sum(c["id"] in out["reproduced"] or c["id"] in out["differs"] for c in abstract)
+    return out
+
+
+def ledger_data(app: Sphinx) -> dict[str, Any]:
+    """The ledger as data (also written to ``_build/html/ledger.json`` for the rules test)."""
     store = _store(app.env)
     docs = _chapter_order(app, store)
-    per_doc = {d: [r for t in store[d]["tables"] for r in t["rows"]] for d in docs}
-    total = _counts([r for rows in per_doc.values() for r in rows])
+    chapters = []
+    for d in docs:
+        tables = store[d]["tables"]
+        rows = [r for t in tables for r in t["rows"]]
+        chapters.append({"doc": d, "title": store[d]["title"], "counts": _counts(rows), "tables": tables,
+                         **_claim_status(tables)})
+    total = _counts([r for ch in chapters for r in (r for t in ch["tables"] for r in t["rows"])])
+    total["claims"] = sum(len(ch["claims"]) for ch in chapters)
+    for key in ("reproduced", "differs", "quoted", "untested"):
+        total[f"claims_{key}"] = sum(len(ch[key]) for ch in chapters)
+    total["abstract"] = sum(ch["abstract"] for ch in chapters)
+    total["abstract_tested"] = sum(ch["abstract_tested"] for ch in chapters)
+    return {"chapters": chapters, "totals": total}
+
+
+def _plural(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
+def _render(app: Sphinx, fromdoc: str) -> str:
+    data = ledger_data(app)
+    total = data["totals"]
     esc = html.escape
     out = ["<div class='claims-ledger'>"]
     out.append(
         f"<p class='ledger-totals' data-rows='{total['rows']}' data-reproduces='{total['reproduces']}' "
         f"data-differs='{total['differs']}' data-consistency='{total['consistency']}' "
-        f"data-fails='{total['fails']}' data-chapters='{len(docs)}'><strong>Across {len(docs)} chapters:</strong> "
-        f"{total['reproduces']} claims reproduce, {total['differs']} differ from the paper, "
-        f"{total['consistency']} consistency checks; {total['rows'] - total['fails']} of {total['rows']} rows "
-        f"hold.</p>")
-    out.append("<table class='ledger-summary'><thead><tr><th>chapter</th><th>reproduces</th><th>differs</th>"
-               "<th>consistency</th><th>rows</th><th>hold</th></tr></thead><tbody>")
-    for d in docs:
-        c = _counts(per_doc[d])
-        uri = app.builder.get_relative_uri(fromdoc, d)
-        out.append(f"<tr><td><a href='{esc(uri)}'>{esc(store[d]['title'])}</a></td><td>{c['reproduces']}</td>"
+        f"data-fails='{total['fails']}' data-chapters='{len(data['chapters'])}' "
+        f"data-claims-reproduced='{total['claims_reproduced']}' data-claims-differ='{total['claims_differs']}' "
+        f"data-claims-quoted='{total['claims_quoted']}'><strong>Across {len(data['chapters'])} chapters:</strong> "
+        f"{_plural(total['claims_reproduced'], 'paper claim', 'paper claims')} reproduced, each against a control "
+        f"that fails the same test ({total['reproduces']} reproduction rows); "
+        f"{_plural(total['claims_differs'], 'paper claim differs', 'paper claims differ')} from what we measure "
+        f"({total['differs']} rows); {total['consistency']} consistency checks of our own code, algebra and "
+        f"reconstructions. Of the papers' {total['abstract']} abstract-level claims, {total['abstract_tested']} are "
+        f"tested; {total['claims_quoted']} claims are only quoted"
+        + (f" and {total['claims_untested']} are declared but not yet tested" if total["claims_untested"] else "")
+        + f". {total['rows'] - total['fails']} of {total['rows']} rows hold.</p>")
+    out.append("<table class='ledger-summary'><thead><tr><th>chapter</th><th>paper claims reproduced</th>"
+               "<th>differ</th><th>abstract claims tested</th><th>only quoted</th><th>reproduction rows</th>"
+               "<th>differs rows</th><th>consistency</th><th>rows</th><th>hold</th></tr></thead><tbody>")
+    for ch in data["chapters"]:
+        c = ch["counts"]
+        uri = app.builder.get_relative_uri(fromdoc, ch["doc"])
+        quoted = ", ".join(ch["quoted"] + ch["untested"]) or "—"
+        out.append(f"<tr><td><a href='{esc(uri)}'>{esc(ch['title'])}</a></td><td>{len(ch['reproduced'])}</td>"
+                   f"<td>{len(ch['differs'])}</td><td>{ch['abstract_tested']} of {ch['abstract']}</td>"
+                   f"<td>{esc(quoted)}</td><td>{c['reproduces']}</td>"
                    f"<td>{c['differs']}</td><td>{c['consistency']}</td><td>{c['rows']}</td>"
                    f"<td>{c['rows'] - c['fails']}</td></tr>")
     out.append("</tbody></table>")
-    head = "".join(f"<th>{h}</th>" for h in ("claim", "source", "kind", "paper", "predicted", "measured",
-                                            "holds"))
-    for d in docs:
-        c = _counts(per_doc[d])
+    head = "".join(f"<th>{h}</th>" for h in ("claim", "tests", "source", "kind", "paper", "predicted", "measured",
+                                            "control (must fail)", "holds"))
+    for ch in data["chapters"]:
+        d, c = ch["doc"], ch["counts"]
         uri = app.builder.get_relative_uri(fromdoc, d)
         out.append(f"<section class='ledger-chapter' data-doc='{esc(d)}' data-rows='{c['rows']}'>"
-                   f"<h2 id='ledger-{esc(re.sub(r'[^a-z0-9]+', '-', d.lower()))}'>{esc(store[d]['title'])}</h2>")
-        for t in store[d]["tables"]:
+                   f"<h2 id='ledger-{esc(re.sub(r'[^a-z0-9]+', '-', d.lower()))}'>{esc(ch['title'])}</h2>")
+        if ch["claims"]:
+            out.append("<ul class='ledger-claims'>")
+            for pc in ch["claims"]:
+                state = ("reproduced" if pc["id"] in ch["reproduced"] else "differs" if pc["id"] in ch["differs"]
+                         else "quoted only" if pc["id"] in ch["quoted"] else "not tested")
+                why = f" — {esc(pc['why'])}" if pc.get("quoted_only") and pc.get("why") else ""
+                out.append(f"<li class='ledger-claim' data-state='{esc(state)}'><strong>{esc(pc['id'])}</strong> "
+                           f"({esc(pc.get('where', ''))}, {esc(pc.get('source', ''))}): {esc(pc['text'])} "
+                           f"<em>[{esc(state)}]</em>{why}</li>")
+            out.append("</ul>")
+        for t in ch["tables"]:
             href = f"{uri}#{t['anchor']}"
             out.append(f"<p><a class='ledger-link' href='{esc(href)}'>{esc(t['title'])}</a> — "
                        f"{esc(t['status'])}</p>")
@@ -141,13 +216,25 @@ def _render(app: Sphinx, fromdoc: str) -> str:
                 mark = ("<span class='verdict-pass' style='color:#1a7f37;font-weight:bold'>holds</span>"
                         if r["holds"] else
                         "<span class='verdict-fail' style='color:#b42318;font-weight:bold'>FAILS</span>")
+                ctrl = "; ".join(f"{x['label']}: {x['measured']} ({'PASSES' if x['passes'] else 'fails'})"
+                                 for x in r.get("controls", ()))
                 out.append(f"<tr class='ledger-row' data-kind='{esc(r['kind'])}'><td>{esc(r['claim'])}</td>"
-                           f"<td>{esc(r['source'])}</td><td>{esc(r['kind'])}</td><td>{esc(r.get('paper', ''))}</td>"
-                           f"<td>{esc(r['predicted'])}</td><td>{esc(r['measured'])}</td><td>{mark}</td></tr>")
+                           f"<td>{esc(r.get('tests', ''))}</td><td>{esc(r['source'])}</td><td>{esc(r['kind'])}</td>"
+                           f"<td>{esc(r.get('paper', ''))}</td><td>{esc(r['predicted'])}</td>"
+                           f"<td>{esc(r['measured'])}</td><td class='ledger-control'>{esc(ctrl)}</td>"
+                           f"<td>{mark}</td></tr>")
             out.append("</tbody></table>")
         out.append("</section>")
     out.append("</div>")
     return "\n".join(out)
+
+
+def _write_json(app: Sphinx, exception: Exception | None) -> None:
+    if exception is None and app.builder.format == "html" and _store(app.env):
+        import pathlib
+
+        path = pathlib.Path(app.outdir) / "ledger.json"
+        path.write_text(json.dumps(ledger_data(app), ensure_ascii=False, indent=1))
 
 
 def _doctree_resolved(app: Sphinx, doctree: nodes.document, docname: str) -> None:
@@ -166,4 +253,5 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("env-merge-info", _merge)
     app.connect("env-get-outdated", _outdated)
     app.connect("doctree-resolved", _doctree_resolved)
+    app.connect("build-finished", _write_json)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True, "env_version": 1}

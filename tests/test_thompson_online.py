@@ -200,8 +200,19 @@ def test_monte_carlo_is_seeded():
 
 
 def test_seeded_verdicts_small_scale():
-    v = seeded_verdicts(CHAPTER_SEEDS[0] + 1, trials=2000, horizon=20, grid=401)
+    v = seeded_verdicts(CHAPTER_SEEDS[0] + 1, trials=4000, horizon=200, grid=401)
     assert v.passed and {r.kind for r in v.rows} == {"consistency", "reproduces"}
+    (rep,) = [r for r in v.rows if r.kind == "reproduces"]
+    assert rep.tests == "shutdown" and rep.controls[0]["passes"] is False
+
+
+def test_shutdown_row_cannot_tell_its_control_at_a_short_horizon():
+    """At T = 20 greedy (the unconditional shutdown) also beats TS, so the row must fail, saying why."""
+    from theorybook.check import CONTROL_PASSES
+
+    v = seeded_verdicts(CHAPTER_SEEDS[0] + 1, trials=4000, horizon=20, grid=401)
+    (rep,) = [r for r in v.rows if r.kind == "reproduces"]
+    assert not rep.holds and CONTROL_PASSES in rep.reason
 
 
 # ------------------------------------------------------------------------------------------------ validation

@@ -529,13 +529,12 @@ class Verdicts:
         else:
             display(self)
 
-    def report(self) -> Verdicts:
+    def report(self) -> None:
         """Show the table (when ``display``), then raise on any failing row — what a chapter calls on a table
         built by its package's ``verdicts.py``."""
         if self.display:
             self.show()
         self.raise_if_failed()
-        return self
 
     def __enter__(self) -> Verdicts:
         return self
