@@ -295,6 +295,9 @@ return {
   chapters: sections.map((s) => ({doc: s.dataset.doc, declared: +s.dataset.rows,
                                   rows: s.querySelectorAll('tr.ledger-row').length})),
   links: Array.from(document.querySelectorAll('a.ledger-link')).map((a) => a.href),
+  reproControls: Array.from(document.querySelectorAll('tr.ledger-row[data-kind="reproduces"] td.ledger-control'))
+    .map((td) => td.textContent),
+  claims: document.querySelectorAll('li.ledger-claim').length,
 };
 """
 
@@ -315,6 +318,11 @@ def test_claims_ledger_totals_and_links(browser, static_site):
     chapters = {p.removesuffix(".html") for p in PAGES if is_chapter(p)}
     assert {c["doc"] for c in s["chapters"]} == chapters, "the ledger must list every chapter of _toc.yml"
     assert tot["chapters"] == len(chapters)
+    # every reproduction shows its control's value, and that control fails the row's test
+    assert len(s["reproControls"]) == tot["reproduces"]
+    bad = [c for c in s["reproControls"] if not c.strip() or "PASSES" in c]
+    assert not bad, f"reproductions without a failing control in the ledger: {bad[:3]}"
+    assert s["claims"] >= len(chapters), "every chapter lists the paper claims it declares"
     for href in s["links"]:
         browser.get(href)
         wait_for(browser, "return document.readyState === 'complete'", 60, f"load {href}")
