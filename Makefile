@@ -38,9 +38,12 @@ vendor: _static/vendor/VERSIONS.json
 _static/vendor/VERSIONS.json: package.json package-lock.json scripts/vendor.sh
 	scripts/vendor.sh
 
-# -W -n --keep-going: every warning fails the build; --all + execute_notebooks: force make stale outputs impossible.
+# -W -n --keep-going: every warning fails the build. Chapters execute through the cache (execute_notebooks: cache);
+# scripts/chapter_cache.py sync first drops the entry of every chapter whose dependencies changed, so an unchanged
+# chapter is not executed again and a changed one (or one whose src/ package changed) always is.
 book: $(STAMP) vendor
 	mkdir -p _build/html && touch $(BUILT).start
+	$(BIN)/python scripts/chapter_cache.py sync
 	$(BIN)/jupyter-book build . --all -W -n --keep-going
 	mv $(BUILT).start $(BUILT)
 
@@ -57,10 +60,12 @@ test: test-unit test-chapters test-browser
 # decoration, and other tests importing the kernel modules first (through the packages) would break that.
 test-unit: $(STAMP)
 	$(BIN)/python -m pytest tests/test_kernels.py -q
-	$(BIN)/python -m pytest tests/ -q -m "not browser" --ignore=tests/test_kernels.py
+	$(BIN)/python -m pytest tests/ -q -m "not browser and not chapters" --ignore=tests/test_kernels.py
 
+# Every chapter executed as a test, through the same execution cache as `make book` (each chapter runs once until it
+# or what it imports changes); `pytest --nbmake book/` still executes them all afresh, on its own.
 test-chapters: $(STAMP)
-	$(BIN)/python -m pytest --nbmake --nbmake-timeout=$(NBMAKE_TIMEOUT) book/ -q --durations=0
+	$(BIN)/python -m pytest tests/test_chapters.py -m chapters -q -rA
 
 # Against the built book (rebuilt first if any source is newer); skips (saying how to enable) without
 # Chromium unless CI is set.

@@ -32,6 +32,21 @@ class ledger_placeholder(nodes.General, nodes.Element):
     """Replaced by the ledger's HTML once all chapters have been read."""
 
 
+class overview_placeholder(nodes.General, nodes.Element):
+    """Replaced by the front page's overview (ledger headline + one card per chapter)."""
+
+
+class BookOverview(Directive):
+    """``{book-overview}``: the ledger's headline and a card per chapter (headline figure, verdict status)."""
+
+    has_content = False
+
+    def run(self) -> list[nodes.Node]:
+        env = self.state.document.settings.env
+        env.theorybook_ledger_docs = getattr(env, "theorybook_ledger_docs", set()) | {env.docname}
+        return [overview_placeholder()]
+
+
 class ClaimsLedger(Directive):
     has_content = False
 
@@ -229,6 +244,59 @@ def _render(app: Sphinx, fromdoc: str) -> str:
     return "\n".join(out)
 
 
+def _headline(total: dict[str, Any], n_chapters: int) -> str:
+    return (f"Across {n_chapters} chapters: "
+            f"{_plural(total['claims_reproduced'], 'paper claim', 'paper claims')} reproduced, each against a "
+            f"control that fails the same test; "
+            f"{_plural(total['claims_differs'], 'paper claim differs', 'paper claims differ')} from what we "
+            f"measure; {total['consistency']} consistency checks of our own code and algebra; "
+            f"{total['abstract_tested']} of the papers' {total['abstract']} abstract-level claims tested. "
+            f"{total['rows'] - total['fails']} of {total['rows']} verdict rows hold.")
+
+
+def _first_image(app: Sphinx, doc: str) -> str | None:
+    """The chapter's first figure, as the path the HTML builder copies it to (``_images/…``)."""
+    try:
+        tree = app.env.get_doctree(doc)
+    except Exception:  # noqa: BLE001 - no doctree (not read yet): no figure on the card
+        return None
+    for img in tree.findall(nodes.image):
+        uri = img.get("uri", "")
+        if uri in app.env.images:
+            return "_images/" + app.env.images[uri][1]
+    return None
+
+
+def _render_overview(app: Sphinx, fromdoc: str) -> str:
+    data = ledger_data(app)
+    esc = html.escape
+    ledger_doc = next((d for d in sorted(getattr(app.env, "theorybook_ledger_docs", ())) if d != fromdoc
+                       and "ledger" in d), None)
+    out = ["<div class='book-overview'>"]
+    link = (f" <a href='{esc(app.builder.get_relative_uri(fromdoc, ledger_doc))}'>The claims ledger</a> lists every "
+            f"row." if ledger_doc else "")
+    out.append(f"<p class='overview-headline' data-reproduced='{data['totals']['claims_reproduced']}'>"
+               f"<strong>{esc(_headline(data['totals'], len(data['chapters'])))}</strong>{link}</p>")
+    out.append("<div class='chapter-cards' style='display:grid;grid-template-columns:repeat(auto-fill,"
+               "minmax(15rem,1fr));gap:0.8rem;margin:1rem 0'>")
+    prefix = "../" * fromdoc.count("/")  # _images/ sits at the site's root
+    for ch in data["chapters"]:
+        c = ch["counts"]
+        uri = app.builder.get_relative_uri(fromdoc, ch["doc"])
+        img = _first_image(app, ch["doc"])
+        status = (f"{_plural(len(ch['reproduced']), 'paper claim', 'paper claims')} reproduced · "
+                  f"{len(ch['differs'])} differ · {c['consistency']} consistency · "
+                  + ("all rows hold" if not c["fails"] else f"{c['fails']} FAIL"))
+        fig = (f"<img src='{esc(prefix + img)}' alt='{esc('Headline figure of ' + ch['title'])}' loading='lazy' "
+               f"style='width:100%;height:8.5rem;object-fit:contain;background:#fff'>" if img else "")
+        out.append(f"<a class='chapter-card' href='{esc(uri)}' data-doc='{esc(ch['doc'])}' style='display:block;"
+                   f"border:1px solid #d0d7de;border-radius:6px;padding:0.5rem;text-decoration:none;color:inherit'>"
+                   f"{fig}<span style='display:block;font-weight:600;margin-top:0.3rem'>{esc(ch['title'])}</span>"
+                   f"<span class='card-status' style='display:block;font-size:0.85em'>{esc(status)}</span></a>")
+    out.append("</div></div>")
+    return "\n".join(out)
+
+
 def _write_json(app: Sphinx, exception: Exception | None) -> None:
     if exception is None and app.builder.format == "html" and _store(app.env):
         import pathlib
@@ -238,6 +306,11 @@ def _write_json(app: Sphinx, exception: Exception | None) -> None:
 
 
 def _doctree_resolved(app: Sphinx, doctree: nodes.document, docname: str) -> None:
+    for node in list(doctree.findall(overview_placeholder)):
+        if app.builder.format == "html":
+            node.replace_self(nodes.raw("", _render_overview(app, docname), format="html"))
+        else:
+            node.replace_self(nodes.paragraph(text="The book overview is built for HTML output."))
     for node in list(doctree.findall(ledger_placeholder)):
         if app.builder.format == "html":
             node.replace_self(nodes.raw("", _render(app, docname), format="html"))
@@ -247,6 +320,8 @@ def _doctree_resolved(app: Sphinx, doctree: nodes.document, docname: str) -> Non
 
 def setup(app: Sphinx) -> dict[str, Any]:
     app.add_node(ledger_placeholder)
+    app.add_node(overview_placeholder)
+    app.add_directive("book-overview", BookOverview)
     app.add_directive("claims-ledger", ClaimsLedger)
     app.connect("doctree-read", _doctree_read)
     app.connect("env-purge-doc", _purge)

@@ -220,6 +220,20 @@ return {
   widgetsRendered: q("main .jupyter-widgets.widget-container, main .jupyter-widgets.widget-inline-hbox, "
                      + "main .widget-vbox, main .widget-hbox").length,
   text: document.body.innerText,
+  rawTex: (() => {
+    // text outside typeset math (and outside code) that still holds a TeX command or a $…\…$ span
+    const skip = "mjx-container, mjx-assistive-mml, script, style, pre, code, textarea, .highlight, .MathJax";
+    const tex = /\\[A-Za-z]{2,}|\$[^$\n]*\\[^$\n]*\$/;
+    const hits = [];
+    const main = document.querySelector("main") || document.body;
+    const walk = document.createTreeWalker(main, NodeFilter.SHOW_TEXT);
+    for (let n = walk.nextNode(); n && hits.length < 5; n = walk.nextNode()) {
+      if (n.parentElement && n.parentElement.closest(skip)) continue;
+      const m = n.textContent.match(tex);
+      if (m) hits.push(n.textContent.slice(Math.max(0, m.index - 40), m.index + 60));
+    }
+    return hits;
+  })(),
 };
 """
 
@@ -259,6 +273,7 @@ def test_page_offline(browser, static_site, page, via):
     assert not errors, f"{page} console errors: {errors}"
     assert state["mathErrors"] == 0, f"{page}: {state['mathErrors']} MathJax errors"
     assert state["typeset"] >= state["math"], f"{page}: {state['math']} math elements, {state['typeset']} typeset"
+    assert not state["rawTex"], f"{page} shows raw TeX outside typeset math: {state['rawTex']}"
     assert state["tracebacks"] == 0, f"{page} shows {state['tracebacks']} error outputs"
     assert "Traceback (most recent call last)" not in state["text"], f"{page} shows a traceback"
     assert "Error displaying widget" not in state["text"], f"{page}: a saved widget failed to render"
