@@ -9,7 +9,8 @@ A chapter package with stochastic verdict rows exposes
 and optionally ``deterministic_verdicts() -> Verdicts`` for rows without randomness. This test runs every
 ``seeded_verdicts`` for 20 unseen seeds and asserts that every row holds for each; it runs one seed twice and
 asserts identical numbers (seeded means reproducible), and runs ``deterministic_verdicts`` twice and asserts
-identical numbers. New chapters are picked up automatically.
+identical numbers. Runs are shared with ``tests/test_verdict_rules.py`` through ``tests/verdict_runs.py`` (each
+(package, seed) computed once per session). New chapters are picked up automatically.
 """
 
 from __future__ import annotations
@@ -18,12 +19,10 @@ import importlib
 import pkgutil
 
 import pytest
+from verdict_runs import deterministic, seeded, unseen_seeds
 
 import theorybook
 from theorybook.check import Verdicts
-
-UNSEEN = tuple(range(7001, 7041))  # drawn from here, skipping a chapter's own seeds, 20 per chapter
-N_SEEDS = 20
 
 
 def _packages() -> list[str]:
@@ -45,29 +44,27 @@ def _measured(v: Verdicts) -> list[tuple[str, str]]:
 
 @pytest.mark.parametrize("name", _with("seeded_verdicts"))
 def test_stochastic_rows_hold_for_unseen_seeds(name):
-    mod = importlib.import_module(f"theorybook.{name}")
-    own = set(getattr(mod, "CHAPTER_SEEDS", ()))
-    seeds = [s for s in UNSEEN if s not in own][:N_SEEDS]
     failures = []
-    for s in seeds:
-        v = mod.seeded_verdicts(s)
-        assert isinstance(v, Verdicts) and v.rows, f"{name}.seeded_verdicts({s}) returned no rows"
+    for s in unseen_seeds(name):
+        v = seeded(name, s)
         failures += [f"seed {s}: {r.claim}: predicted {r.predicted}, measured {r.measured}" for r in v.failures]
     assert not failures, f"{name}: rows fail on unseen seeds — " + "; ".join(failures)
 
 
 @pytest.mark.parametrize("name", _with("seeded_verdicts"))
 def test_seeded_rows_are_reproducible(name):
+    """A fresh run at a seed gives the numbers of the (cached) first run at that seed."""
     mod = importlib.import_module(f"theorybook.{name}")
-    assert _measured(mod.seeded_verdicts(UNSEEN[0])) == _measured(mod.seeded_verdicts(UNSEEN[0]))
+    s = unseen_seeds(name)[0]
+    assert _measured(mod.seeded_verdicts(s)) == _measured(seeded(name, s))
 
 
 @pytest.mark.parametrize("name", _with("deterministic_verdicts"))
 def test_deterministic_rows_repeat_exactly(name):
     mod = importlib.import_module(f"theorybook.{name}")
-    a, b = mod.deterministic_verdicts(), mod.deterministic_verdicts()
+    a = deterministic(name)
     assert a.passed, f"{name}: " + "; ".join(r.claim for r in a.failures)
-    assert _measured(a) == _measured(b)
+    assert _measured(a) == _measured(mod.deterministic_verdicts())
 
 
 def test_every_chapter_with_verdicts_is_covered():

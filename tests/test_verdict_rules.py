@@ -17,13 +17,14 @@ import re
 from pathlib import Path
 
 import pytest
+import verdict_runs
 import yaml
 
 from theorybook.check import PILOT_SEEDS, PaperClaim, Verdicts, rule_violations
 
 ROOT = Path(__file__).resolve().parents[1]
 LEDGER = ROOT / "_build" / "html" / "ledger.json"
-ROBUSTNESS_SEEDS = range(7001, 7041)
+ROBUSTNESS_SEEDS = verdict_runs.ROBUSTNESS_SEEDS
 
 
 def _chapters() -> list[tuple[str, Path]]:
@@ -78,9 +79,9 @@ def test_builders_obey_the_rules(slug):
     pkg = importlib.import_module(f"theorybook.{slug}")
     tables = []
     if hasattr(pkg, "deterministic_verdicts"):
-        tables.append(pkg.deterministic_verdicts())
+        tables.append(verdict_runs.deterministic(slug))
     if hasattr(pkg, "seeded_verdicts"):
-        tables.append(pkg.seeded_verdicts(next(iter(ROBUSTNESS_SEEDS))))
+        tables.append(verdict_runs.seeded(slug, verdict_runs.unseen_seeds(slug)[0]))
         assert getattr(pkg.seeded_verdicts, "__module__", "").endswith(".verdicts"), \
             f"{slug}: seeded_verdicts must live in verdicts.py"
     if hasattr(pkg, "deterministic_verdicts"):
