@@ -21,6 +21,23 @@ roots are due at this step — are concatenated into one (N, b, b) stack and sen
 single call; that is DASH's stacking. A root that comes back non-finite (or a solver that raises) is rejected:
 the previous root (the identity before the first success) is kept and :attr:`Shampoo.root_failures` counts it.
 
+**Precision.** Statistics (momentum, grafting second moment, L, R) and inverse roots live in
+``preconditioner_dtype`` promoted with the parameter's dtype — float32 by default, so a bfloat16 or float16 model
+keeps float32 statistics and float32 roots (as mixed-precision Shampoo implementations do), while a float64 model
+stays in float64; the update is computed in that dtype and cast back to the parameter. The Adam-grafting epsilon
+(10⁻⁸) and the norm floor are applied in that dtype, where they do not underflow.
+
+**Root failures are never silent.** A failing root is counted (:attr:`Shampoo.root_failures`, per parameter in its
+state) and the first failure warns once per optimizer (``RuntimeWarning``), naming the count; only a numerical
+failure is caught (non-finite result or ``torch.linalg.LinAlgError``) — any other error, e.g. a solver that is not
+implemented for the dtype, propagates.
+
+**torch.compile.** :meth:`Shampoo.step` is excluded from dynamo graphs (``torch.compiler.disable``): inside a
+compiled training step the forward and backward passes compile, and the optimizer step runs eagerly — one graph
+break at the call, none inside the step loop — with the same parameters as an eager step (checked over 10 steps in
+``tests/test_optim_contract.py``). Tracing the step itself is not supported: its state holds Python ints and its
+per-parameter loop keys a dict by tensor, which dynamo mis-traced (weights updated twice, biases not at all).
+
 State is flat: per parameter, string keys holding tensors and ints only (``step``, ``block_size``,
 ``root_failures``, ``momentum``, ``graft``, ``L_<region>``, ``R_<region>``, ``inv_L_<region>``,
 ``inv_R_<region>``), so ``torch.save(opt.state_dict())`` loads back with ``torch.load``'s default
@@ -31,6 +48,7 @@ P_g alone (a simplification: DASH runs Shampoo-AdaGrad with root 2 on 1-D parame
 from __future__ import annotations
 
 import math
+import warnings
 from collections import defaultdict
 
 import torch
@@ -119,6 +137,17 @@ def _check_group(group: dict) -> None:
     for flag in ("stacked", "distributed"):
         if not isinstance(group[flag], bool):
             raise TypeError(f"Invalid {flag}: {group[flag]!r} (must be True or False)")
+    dt = group["preconditioner_dtype"]
+    if not isinstance(dt, torch.dtype) or not dt.is_floating_point or dt.is_complex:
+        raise TypeError(f"Invalid preconditioner_dtype: {dt!r} (must be a real floating torch.dtype, e.g. "
+                        "torch.float32)")
+    for i, p in enumerate(group.get("params", ())):
+        if isinstance(p, torch.Tensor) and p.is_complex():
+            raise TypeError(f"Invalid params[{i}]: dtype {p.dtype} — Shampoo does not support complex parameters "
+                            "(its GGᵀ statistics would need conjugation); optimise the real and imaginary parts "
+                            "as separate real parameters")
+        if isinstance(p, torch.Tensor) and not p.is_floating_point():
+            raise TypeError(f"Invalid params[{i}]: dtype {p.dtype} (must be a floating-point tensor)")
 
 
 class Shampoo(torch.optim.Optimizer):
@@ -141,19 +170,25 @@ class Shampoo(torch.optim.Optimizer):
     the stack on every rank. Same parameters as one process, up to float round-off. Every rank must call
     :meth:`step` (collective).
 
-    Every hyperparameter is validated, also in param groups added later (:meth:`add_param_group`).
-    :attr:`root_failures` is the number of factor roots rejected so far (non-finite or solver error).
+    preconditioner_dtype: dtype of the statistics and roots, promoted with each parameter's dtype (default
+    ``torch.float32``: bfloat16/float16 parameters get float32 statistics; float64 ones keep float64).
+
+    Every hyperparameter is validated, also in param groups added later (:meth:`add_param_group`); complex and
+    non-floating parameters are refused. :attr:`root_failures` is the number of factor roots rejected so far
+    (non-finite or ``LinAlgError``); the first one warns.
     """
 
     def __init__(self, params, lr: float = 1e-3, betas: tuple[float, float, float] = (0.9, 0.95, 0.95),
                  eps: float = 1e-12, block_size: int = 64, inv_root_freq: int = 1, method: str = "ndb",
                  iters: int = 10, scaling: str = "fro", degree: int = 60, weight_decay: float = 0.0,
-                 stacked: bool = True, start_preconditioning_step: int = 1, distributed: bool = False):
+                 stacked: bool = True, start_preconditioning_step: int = 1, distributed: bool = False,
+                 preconditioner_dtype: torch.dtype = torch.float32):
         defaults = dict(lr=lr, betas=betas, eps=eps, block_size=block_size, inv_root_freq=inv_root_freq,
                         method=method, iters=iters, scaling=scaling, degree=degree, weight_decay=weight_decay,
                         stacked=stacked, start_preconditioning_step=start_preconditioning_step,
-                        distributed=distributed)
+                        distributed=distributed, preconditioner_dtype=preconditioner_dtype)
         _check_group(defaults)
+        self._warned_roots = False
         super().__init__(params, defaults)
 
     def add_param_group(self, param_group: dict) -> None:
@@ -170,22 +205,48 @@ class Shampoo(torch.optim.Optimizer):
         """Factor roots rejected so far (non-finite, or the solver raised); each kept its previous root."""
         return sum(int(st.get("root_failures", 0)) for st in self.state.values())
 
+    def load_state_dict(self, state_dict: dict) -> None:
+        """torch.optim's ``load_state_dict``, keeping each statistic in the dtype it was saved in.
+
+        torch.optim casts every floating-point state tensor to its parameter's dtype; Shampoo's statistics live in
+        ``preconditioner_dtype`` (float32 for a bfloat16 model), so they are restored exactly as saved (moved to
+        the parameter's device), and a resumed run is bit-identical to an uninterrupted one."""
+        saved = state_dict.get("state", {})
+        ids = [pid for g in state_dict.get("param_groups", ()) for pid in g["params"]]
+        super().load_state_dict(state_dict)
+        params = [p for g in self.param_groups for p in g["params"]]
+        for pid, p in zip(ids, params, strict=False):
+            for k, v in saved.get(pid, {}).items():
+                if isinstance(v, torch.Tensor):
+                    self.state[p][k] = v.to(device=p.device, copy=True)
+
+    def __setstate__(self, state: dict) -> None:
+        super().__setstate__(state)
+        self.__dict__.setdefault("_warned_roots", False)
+        for group in self.param_groups:
+            group.setdefault("preconditioner_dtype", torch.float32)
+
     # -- state ------------------------------------------------------------------------------------------
+    @staticmethod
+    def _stat_dtype(p: torch.Tensor, group: dict) -> torch.dtype:
+        return torch.promote_types(p.dtype, group["preconditioner_dtype"])
+
     def _init_state(self, p: torch.Tensor, group: dict) -> dict:
         st = self.state[p]
+        dt = self._stat_dtype(p, group)
         st["step"] = 0
         st["root_failures"] = 0
-        st["momentum"] = torch.zeros_like(p, memory_format=torch.preserve_format)
-        st["graft"] = torch.zeros_like(p, memory_format=torch.preserve_format)
+        st["momentum"] = torch.zeros(p.shape, dtype=dt, device=p.device)
+        st["graft"] = torch.zeros(p.shape, dtype=dt, device=p.device)
         if p.ndim >= 2:
             st["block_size"] = block = group["block_size"]
             m, n = _matrix(p).shape
             for name, _, _, _, _, nr, nc, bm, bn in _regions(m, n, block):
                 k = nr * nc
-                st["L_" + name] = p.new_zeros(k, bm, bm)
-                st["R_" + name] = p.new_zeros(k, bn, bn)
-                st["inv_L_" + name] = torch.eye(bm, dtype=p.dtype, device=p.device).expand(k, bm, bm).clone()
-                st["inv_R_" + name] = torch.eye(bn, dtype=p.dtype, device=p.device).expand(k, bn, bn).clone()
+                st["L_" + name] = torch.zeros(k, bm, bm, dtype=dt, device=p.device)
+                st["R_" + name] = torch.zeros(k, bn, bn, dtype=dt, device=p.device)
+                st["inv_L_" + name] = torch.eye(bm, dtype=dt, device=p.device).expand(k, bm, bm).clone()
+                st["inv_R_" + name] = torch.eye(bn, dtype=dt, device=p.device).expand(k, bn, bn).clone()
         return st
 
     @staticmethod
@@ -223,7 +284,7 @@ class Shampoo(torch.optim.Optimizer):
             if group["stacked"]:
                 return solve_unchecked(stack, 4, *args)
             return torch.cat([solve_unchecked(stack[i : i + 1], 4, *args) for i in range(stack.shape[0])])
-        except RuntimeError:  # torch.linalg.LinAlgError included: keep the previous roots
+        except torch.linalg.LinAlgError:  # a numerical failure only: keep the previous roots (counted, warned)
             return None
 
     def _refresh_roots(self, group: dict, params: list[torch.Tensor]) -> None:
@@ -242,20 +303,35 @@ class Shampoo(torch.optim.Optimizer):
             if roots is None:
                 for st, key in entries:
                     st["root_failures"] += st[key].shape[0]
+                self._warn_roots(sum(counts), sum(counts), group)
                 continue
             ok = torch.isfinite(roots).flatten(1).all(1)
             bad = (~ok).int().split(counts)
-            all_ok = bool(ok.all())
+            n_bad = int((~ok).sum())
             for (st, key), chunk, nbad, good in zip(entries, roots.split(counts), bad, ok.split(counts),
                                                    strict=True):
-                if all_ok:
+                if not n_bad:
                     st["inv_" + key] = chunk
                 else:
                     st["root_failures"] += int(nbad.sum())
                     st["inv_" + key] = torch.where(good[:, None, None], chunk, st["inv_" + key])
+            if n_bad:
+                self._warn_roots(n_bad, sum(counts), group)
 
+    def _warn_roots(self, n_bad: int, n: int, group: dict) -> None:
+        if self._warned_roots:
+            return
+        self._warned_roots = True
+        warnings.warn(f"Shampoo: {n_bad} of {n} inverse roots failed (method {group['method']!r}); those blocks "
+                      "keep their previous root (the identity before the first success, i.e. grafted Adam). "
+                      "Further failures are counted in .root_failures without another warning; consider "
+                      "method='evd', a larger eps, or preconditioner_dtype=torch.float64.", RuntimeWarning,
+                      stacklevel=4)
+
+    @torch.compiler.disable
     @torch.no_grad()
     def step(self, closure=None):
+        """One Shampoo step (runs eagerly even inside ``torch.compile``; see the module docstring)."""
         loss = None
         if closure is not None:
             with torch.enable_grad():
@@ -270,7 +346,7 @@ class Shampoo(torch.optim.Optimizer):
                     raise RuntimeError("Shampoo does not support sparse gradients")
                 st = self.state[p] if self.state[p] else self._init_state(p, group)
                 st["step"] += 1
-                g = p.grad
+                g = p.grad.to(st["momentum"].dtype)
                 st["momentum"].lerp_(g, 1 - b_G)
                 st["graft"].mul_(b_g).addcmul_(g, g, value=1 - b_g)
                 if p.ndim >= 2:
@@ -305,4 +381,7 @@ class Shampoo(torch.optim.Optimizer):
             direction = P.reshape(p.shape)
         if group["weight_decay"]:
             p.mul_(1 - group["lr"] * group["weight_decay"])
-        p.add_(direction, alpha=-group["lr"])
+        if direction.dtype == p.dtype:
+            p.add_(direction, alpha=-group["lr"])
+        else:  # update in the statistics' dtype, then cast back to the parameter's
+            p.copy_((p.to(direction.dtype) - group["lr"] * direction).to(p.dtype))

@@ -57,6 +57,10 @@ __all__ = [
 ORTHO_TOL = {torch.float64: 1e-8, torch.float32: 1e-4, torch.float16: 1e-1, torch.bfloat16: 1e-1}
 #: VectorAdam's ε in m̂/(√v̂ + ε).
 VADAM_EPS = 1e-8
+#: POGO's default construction tolerance on max ‖XXᵀ − I‖_F: POGO's own iterates drift by its η⁴ term (≈ 2e-3
+#: after 5 steps, ≈ 0.06 with momentum 0.9 at the chapter's rates), and its normal correction contracts any
+#: ‖XXᵀ − I‖₂ < 1, so 0.1 accepts a resumed run's parameters while refusing unconstrained ones (‖XXᵀ − I‖ ≳ 1).
+RESUME_TOL = 0.1
 #: Largest learning rate accepted by the steps and the optimiser (beyond it every method only overflows).
 MAX_LR = 1e6
 
@@ -159,8 +163,9 @@ def quartic_lambda(M: torch.Tensor) -> torch.Tensor:
     :math:`C_2 = BB^\top = (I-P)P(I-P)`, and :math:`q = \lVert C_0 + \lambda C_1 + \lambda^2 C_2\rVert^2` has
     coefficients :math:`\lVert C_2\rVert^2,\ 2\langle C_1,C_2\rangle,\ 2\langle C_0,C_2\rangle+\lVert C_1\rVert^2,\
     2\langle C_0,C_1\rangle,\ \lVert C_0\rVert^2`. [reconstruction] The authors take the complex root of q with the
-    smallest imaginary part; we take the best real critical point of q (roots of the cubic q′, computed in float64)
-    among {those, ½}, so q(λ) ≤ q(½) always. Returns shape ``M.shape[:-2] + (1, 1)``.
+    smallest imaginary part; we take the best real critical point of q (roots of the cubic q′, computed in float64),
+    clipped to [0, 1] (the range in which the correction contracts), among {those, ½}, so q(λ) ≤ q(½) and
+    0 ≤ λ ≤ 1 always. Returns shape ``M.shape[:-2] + (1, 1)``.
     """
     _check_stack("M", M)
     return _quartic_lambda(M)
@@ -188,7 +193,9 @@ def _quartic_lambda(M: torch.Tensor) -> torch.Tensor:
     comp[..., 2, 1] = 1.0
     ok = torch.isfinite(comp).all(-1).all(-1)
     comp = torch.where(ok[..., None, None], comp, torch.zeros_like(comp))
-    cand = torch.linalg.eigvals(comp).real
+    # λ outside [0, 1] is not a correction: near σ = 1 the step maps e = σ − 1 to ≈ (1 − 2λ)e, a contraction iff
+    # 0 < λ < 1; an ill-conditioned quartic (low precision, c4 → 0) can put its real critical point at λ ~ 10³.
+    cand = torch.linalg.eigvals(comp).real.clamp(0.0, 1.0)
     cand = torch.cat([cand, torch.full_like(cand[..., :1], 0.5)], -1)  # (..., 4)
     powers = cand.unsqueeze(-1) ** torch.arange(4, -1, -1, dtype=torch.float64, device=P.device)
     q = (powers * coef.unsqueeze(-2)).sum(-1)
@@ -288,6 +295,7 @@ def _check_pogo_group(group: dict) -> None:
         raise TypeError(f"Invalid orthogonal: {group['orthogonal']!r} (must be True or False)")
     if not isinstance(group["distributed"], bool):
         raise TypeError(f"Invalid distributed: {group['distributed']!r} (must be True or False)")
+    group["weight_decay"] = validate.number("weight_decay", group.get("weight_decay", 0.0), 0.0, math.inf)
     if group["feasibility_tol"] is not None:
         group["feasibility_tol"] = validate.number("feasibility_tol", group["feasibility_tol"], 0.0, 0.5,
                                                    low_open=True)
@@ -324,14 +332,27 @@ class POGO(torch.optim.Optimizer):
     shares of matrices, each rank computing its share, then ``all_gather``. Every rank must call :meth:`step`.
 
     State is flat (string keys, tensors and an int ``step``): ``torch.save(opt.state_dict())`` loads back with
-    ``torch.load``'s default ``weights_only=True``.
+    ``torch.load``'s default ``weights_only=True``. The construction check accepts POGO's own drifted iterates
+    (default tolerance :data:`RESUME_TOL`), so the usual resume — build the optimizer on the model's current
+    parameters, then ``load_state_dict`` — works without ``feasibility_tol``.
+
+    **Precision.** With 16-bit parameters the tangent step and the normal correction run in float32 and are cast
+    back; the quartic λ is computed in float64 and clipped to [0, 1]. **Weight decay** (``weight_decay``, decoupled,
+    AdamW-style: w ← (1 − ηλ_wd)w before the base step) applies to Euclidean groups; an orthogonal group refuses it.
+    Complex and non-floating parameters are refused.
+
+    **torch.compile.** :meth:`step` is excluded from dynamo graphs (``torch.compiler.disable``): in a compiled
+    training step the forward and backward passes compile and the step runs eagerly, with the same parameters as
+    an eager run (``tests/test_optim_contract.py``).
     """
 
     def __init__(self, params, lr: float, *, base: str = "sgd", momentum: float = 0.0,
                  betas: tuple[float, float] = (0.9, 0.999), lam: float = 0.5, lambda_every: int = 0,
-                 orthogonal: bool = True, feasibility_tol: float | None = None, distributed: bool = False):
+                 orthogonal: bool = True, feasibility_tol: float | None = None, distributed: bool = False,
+                 weight_decay: float = 0.0):
         defaults = dict(lr=lr, base=base, momentum=momentum, betas=betas, lam=lam, lambda_every=lambda_every,
-                        orthogonal=orthogonal, feasibility_tol=feasibility_tol, distributed=distributed)
+                        orthogonal=orthogonal, feasibility_tol=feasibility_tol, distributed=distributed,
+                        weight_decay=weight_decay)
         _check_pogo_group(defaults)
         super().__init__(params, defaults)
 
@@ -342,10 +363,20 @@ class POGO(torch.optim.Optimizer):
         group = self.param_groups[-1]
         try:
             _check_pogo_group(group)
+            for i, X in enumerate(group["params"]):
+                if X.is_complex() or not X.is_floating_point():
+                    raise TypeError(f"Invalid params[{i}]: dtype {X.dtype} — POGO takes real floating-point "
+                                    "parameters (complex Stiefel/unitary constraints are not implemented)")
+            if group["orthogonal"] and group["weight_decay"]:
+                raise ValueError(f"Invalid weight_decay: {group['weight_decay']!r} for an orthogonal group (must be 0:"
+                                 " ‖X‖ is fixed on the manifold; use it on Euclidean groups)")
             if group["orthogonal"]:
                 for i, X in enumerate(group["params"]):
                     try:
-                        _check_orthonormal(f"params[{i}]", X.detach(), group["feasibility_tol"])
+                        tol = group["feasibility_tol"]
+                        if tol is None:
+                            tol = max(RESUME_TOL, ORTHO_TOL.get(X.dtype, 1e-4) * math.sqrt(min(X.shape[-2:])))
+                        _check_orthonormal(f"params[{i}]", X.detach(), tol)
                     except ValueError as err:
                         raise ValueError(f"{err}. For ordinary (Euclidean) parameters use a separate group: "
                                          "POGO([{'params': orthonormal}, {'params': others, 'orthogonal': False}],"
@@ -355,8 +386,15 @@ class POGO(torch.optim.Optimizer):
             del self.param_groups[-1]
             raise
 
+    def __setstate__(self, state: dict) -> None:
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group.setdefault("weight_decay", 0.0)
+
+    @torch.compiler.disable
     @torch.no_grad()
     def step(self, closure: Callable[[], torch.Tensor] | None = None):
+        """One POGO step (runs eagerly even inside ``torch.compile``; see the class docstring)."""
         loss = None
         if closure is not None:
             with torch.enable_grad():
@@ -375,6 +413,8 @@ class POGO(torch.optim.Optimizer):
     @staticmethod
     def _euclidean(w: torch.Tensor, g: torch.Tensor, group: dict, state: dict) -> None:
         state["step"] = t = state.get("step", 0) + 1
+        if group["weight_decay"]:
+            w.mul_(1 - group["lr"] * group["weight_decay"])  # decoupled (AdamW-style): before the base step
         if group["base"] == "sgd":
             if group["momentum"] > 0:
                 buf = state.get("momentum_buffer")
@@ -417,15 +457,17 @@ class POGO(torch.optim.Optimizer):
             denom = (v / (1 - b2**t)).sqrt_().add_(VADAM_EPS)
             G = (m / (1 - b1**t)) / denom
         R, D = _rows(X), _rows(G)
+        work = torch.promote_types(R.dtype, torch.float32)  # 16-bit parameters: the step in float32, cast back
+        R_w, D_w = R.to(work), D.to(work)
         quartic = group["lambda_every"] > 0 and t % group["lambda_every"] == 0
         if R.ndim >= 3 and group["distributed"] and dist.is_available() and dist.is_initialized() \
                 and dist.get_world_size() > 1:
             shape = R.shape
-            new = _sharded(_pogo_core, R.reshape(-1, *shape[-2:]), D.reshape(-1, *shape[-2:]), group["lr"],
+            new = _sharded(_pogo_core, R_w.reshape(-1, *shape[-2:]), D_w.reshape(-1, *shape[-2:]), group["lr"],
                            group["lam"], quartic)
             R.copy_(new.reshape(shape))
         else:
-            R.copy_(_pogo_core(R, D, group["lr"], group["lam"], quartic))
+            R.copy_(_pogo_core(R_w, D_w, group["lr"], group["lam"], quartic))
 
 
 def _pogo_core(R: torch.Tensor, D: torch.Tensor, lr: float, lam: float, quartic: bool) -> torch.Tensor:
