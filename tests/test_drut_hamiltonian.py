@@ -230,11 +230,36 @@ def test_bad_types_raise_type_error(call):
 
 # -- verdict hooks -----------------------------------------------------------------------------------------------------
 def test_verdict_hooks():
+    from theorybook.drut_hamiltonian import verdicts
+
     assert 7001 not in CHAPTER_SEEDS
     v = seeded_verdicts(CHAPTER_SEEDS[0])
     assert v.passed and len(v.rows) >= 10
     d = deterministic_verdicts()
     assert d.passed and all(r.kind in ("reproduces", "consistency") for r in d.rows)
+    ids = {c.id for c in verdicts.PAPER_CLAIMS}
+    for r in v.rows + d.rows:
+        if r.kind == "reproduces":  # every reproduction names a paper claim and a control that fails its test
+            assert r.tests in ids and r.controls and not any(c["passes"] for c in r.controls), r.claim
+    # no display floor: the round-off rows show what they measure (well below 1e-13 on one mode)
+    vac = next(r for r in d.rows if r.claim.startswith("vacuum eigen-equation: max"))
+    assert vac.measured_value < 1e-13
+
+
+def test_verdict_controls_fail_the_rows_test():
+    """The controls are measured, and they are far from passing: Ramsey's slope is the SQL's, its coefficient RMSE
+    at the same time misses the CRB-based bound, the untwirled vacuum leaks."""
+    from theorybook.drut_hamiltonian.experiment import audit_study, scaling_study
+    from theorybook.drut_hamiltonian.verdicts import EFFICIENCY
+    from theorybook.fit import loglog_slope
+
+    sc = scaling_study(7, reps=8, Js=(4, 6, 8, 10))
+    assert abs(loglog_slope(sc.T, sc.rmse_ramsey).slope + 0.5) < 0.1
+    assert sc.rmse_g_ramsey > 3 * EFFICIENCY[1] * sc.crb[-1] * sc.trace_factor
+    au = audit_study(7, reps=2)
+    assert au.rmse_g_ramsey[-1] > 3 * EFFICIENCY[1] * au.crb[-1] * au.trace_factor
+    H1 = displaced_twirled(CHAPTER_COEFFS, design(4).beta, n_fock=30, n_phases=1)
+    assert float(torch.linalg.vector_norm(H1[:, 1:, 0], dim=-1).min()) > 0.1
 
 
 # -- the widget --------------------------------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ import torch
 
 from theorybook.device import to_numpy
 from theorybook.jose_precoding import (
+    CHAPTER_SEEDS,
     TendonFinger,
     fit_dynamics,
     gaussian_capacity,
@@ -140,3 +141,59 @@ def test_widget_extremes():
             assert "JoSE" in panel.status.value
         c.value = values[0]
     plt.close("all")
+
+
+# -- issue 33/34: bias, controls, the downstream experiment ---------------------------------------------------------
+def test_plugin_bias_matches_its_expansion_and_a_simulation():
+    from theorybook.jose_precoding.experiment import _gauss_mi, plugin_bias
+
+    b = plugin_bias(4, 4, 2000)
+    assert b > 0 and abs(b - 4 * 4 / (2 * 2000)) < 2e-4
+    gen = torch.Generator().manual_seed(0)
+    n, reps = 200, 400
+    A = torch.randn(4, 4, generator=gen, dtype=F64)
+    z = torch.randn(reps, n, 4, generator=gen, dtype=F64)
+    y = z @ A.mT + torch.randn(reps, n, 4, generator=gen, dtype=F64)
+    true = 0.5 * float(torch.logdet(torch.eye(4, dtype=F64) + A @ A.mT))
+    est = _gauss_mi(torch.cat([z, y], -1), 4)
+    bias, se = float(est.mean()) - true, float(est.std()) / math.sqrt(reps)
+    assert abs(bias - plugin_bias(4, 4, n)) < 4 * se
+
+
+def test_controls_fail_their_rows():
+    mc = monte_carlo_mi(5)
+    mc_r = monte_carlo_mi(5, precoder="random")
+    assert abs(mc_r.mi - mc.closed_form) > 10 * mc.se
+    from theorybook.jose_precoding.experiment import learning_curve
+
+    assert float(learning_curve((3000,), 5, shuffle=True).angles.max()) > 30
+
+
+def test_downstream_experiment_and_committed_results():
+    from theorybook.jose_precoding import cem_reaching, learning_speed, verdicts
+
+    r = cem_reaching((1, 2), arms=("full", "jose", "random", "null"), iterations=2, population=4, horizon=5)
+    assert r.curves["jose"].shape == (2, 2) and (np.diff(r.curves["full"], axis=1) <= 0).all()
+    s = learning_speed(r)
+    assert s["full"].t == 0 and s["full"].speedup == 1.0
+    with pytest.raises(ValueError, match="Invalid"):
+        cem_reaching((1,), arms=("nope",))
+    with pytest.raises(ValueError, match="Invalid"):
+        learning_speed(cem_reaching((1,), iterations=1, population=4, horizon=2))
+    res = verdicts.load_results()
+    assert len(res["config"]["seeds"]) >= 10 and set(res["curves"]) == {"full", "jose", "pca", "random", "null"}
+    assert res["machine"]["cpu"]
+    v = verdicts.downstream_verdicts(res)
+    assert v.passed and {r.kind for r in v.rows} <= {"differs", "reproduces"}
+    ids = {c.id for c in verdicts.PAPER_CLAIMS}
+    assert all(r.tests in ids for r in v.rows)
+
+
+def test_verdict_rows_have_failing_controls():
+    from theorybook.jose_precoding import deterministic_verdicts, seeded_verdicts
+
+    for v in (seeded_verdicts(CHAPTER_SEEDS[0]), deterministic_verdicts()):
+        assert v.passed
+        for r in v.rows:
+            if r.kind == "reproduces":
+                assert r.controls and not any(c["passes"] for c in r.controls), r.claim

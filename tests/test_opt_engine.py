@@ -21,6 +21,7 @@ from theorybook.opt_engine import (
     is_feasible,
     knapsack_dp,
     objective,
+    seeded_verdicts,
     solve,
     stand_in,
     theory,
@@ -196,6 +197,36 @@ def test_decay_and_summaries_small_scale():
     S = summarize(recs)
     assert S["knapsack"][5]["n"] == 3 and S["knapsack"][5]["sir_acc"] == 1.0
     assert binomial_se(0.5, 100) == pytest.approx(0.05)
+
+
+def test_decay_control_is_a_null_and_the_row_separates_it():
+    """The control (a second sample at the smallest sizes) has no size change: its z is small; the main z is not."""
+    from theorybook.opt_engine.verdicts import Z_DECAY
+
+    d = decay_test(7001)
+    assert d.z > Z_DECAY > abs(d.z_control)
+    v = seeded_verdicts(7001)
+    row = v.rows[0]
+    assert row.kind == "reproduces" and row.tests == "scaling" and not row.controls[0]["passes"]
+
+
+def test_split_modules_share_one_import_path():
+    from theorybook.opt_engine import problems, solvers, standins, text
+
+    assert problems.solve is solvers.solve and problems.stand_in is standins.stand_in
+    assert problems.to_text is text.to_text
+    for m in (problems, solvers, standins, text):
+        assert len(open(m.__file__).read().splitlines()) < 600
+
+
+def test_paper_claims_and_study_rows():
+    from theorybook.opt_engine import PAPER_CLAIMS, study_verdicts
+    from theorybook.opt_engine.experiment import omission_study, pollution_audit
+
+    assert {c.id for c in PAPER_CLAIMS if not c.quoted_only} == {"scaling"}
+    recs = accuracy_study(3, ("tsp", "knapsack"), {"tsp": (5,), "knapsack": (5,)}, {"tsp": 2, "knapsack": 2})
+    v = study_verdicts(recs, omission_study(3, count=1), pollution_audit(3, count=1))
+    assert v.passed and all(r.kind == "consistency" for r in v.rows)
 
 
 def test_widget_extremes():

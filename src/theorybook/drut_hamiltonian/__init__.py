@@ -10,7 +10,8 @@ Public API (arguments validated; bad input raises ``ValueError``/``TypeError`` n
 ``vacuum_signal(H, t)``, ``design(degree, *, radii, n_radii, n_angles, modes)``, ``recover(C, design)``,
 ``rpe(C, J, shots, *, t0, flip, offset, seed, reps)``, ``rpe_schedule(J)``, ``ramsey(C, T, ...)``, ``crb``,
 ``ramsey_crb``, ``learn(coeffs, ...)``; studies ``scaling_study``, ``audit_study``, ``spam_study``,
-``eq43_ratios``; verdict rows ``seeded_verdicts(seed)``, ``deterministic_verdicts()``; ``CHAPTER_SEEDS``.
+``eq43_ratios``; verdict rows (:mod:`theorybook.drut_hamiltonian.verdicts`) ``seeded_verdicts(seed)``,
+``deterministic_verdicts()`` and the chapter's table ``headline(...)``, ``PAPER_CLAIMS``; ``CHAPTER_SEEDS``.
 Sympy derivations: :mod:`theorybook.drut_hamiltonian.theory`; widget:
 :func:`theorybook.drut_hamiltonian.widgets.explorer`.
 """
@@ -45,18 +46,18 @@ from .experiment import (
     SpamStudy,
     audit_study,
     chapter_coeffs,
-    deterministic_verdicts,
     eq43_ratios,
     scaling_study,
-    seeded_verdicts,
     spam_study,
     vacuum_cumulants,
 )
+from .verdicts import PAPER_CLAIMS, deterministic_verdicts, seeded_verdicts
 
 __all__ = [
-    "AUDIT_COEFFS", "AUDIT_REPORTED", "CHAPTER_COEFFS", "CHAPTER_SEEDS", "AuditStudy", "Design", "KickResult",
-    "Learned", "RPEResult", "ScalingStudy", "SpamStudy", "audit_study", "chapter_coeffs", "crb", "design",
-    "deterministic_verdicts", "displaced_twirled", "displacement", "eq43_ratios", "hamiltonian", "kicked_evolution",
+    "AUDIT_COEFFS", "AUDIT_REPORTED", "CHAPTER_COEFFS", "CHAPTER_SEEDS", "PAPER_CLAIMS", "AuditStudy", "Design",
+    "KickResult", "Learned", "RPEResult", "ScalingStudy", "SpamStudy", "audit_study", "chapter_coeffs", "crb",
+    "design", "deterministic_verdicts", "displaced_twirled", "displacement", "eq43_ratios", "hamiltonian",
+    "kicked_evolution",
     "learn", "ramsey", "ramsey_crb", "recover", "rpe", "rpe_schedule", "scaling_study", "seeded_verdicts",
     "spam_study", "vacuum_constant", "vacuum_cumulants", "vacuum_signal",
 ]

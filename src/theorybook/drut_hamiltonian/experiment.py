@@ -19,9 +19,8 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
-from ..check import Verdicts, z_threshold
+from ..check import z_threshold
 from ..device import one_thread, resolve_device, to_numpy
-from ..fit import loglog_slope
 from ..validate import integer, number, scalar
 from .dynamics import (
     CDTYPE,
@@ -30,9 +29,7 @@ from .dynamics import (
     crb,
     design,
     displaced_twirled,
-    kicked_evolution,
     ramsey,
-    recover_tensor,
     rpe,
     rpe_schedule,
     true_vector,
@@ -41,8 +38,7 @@ from .dynamics import (
 
 __all__ = [
     "AUDIT_COEFFS", "AUDIT_REPORTED", "CHAPTER_COEFFS", "CHAPTER_SEEDS", "AuditStudy", "ScalingStudy", "SpamStudy",
-    "audit_study", "chapter_coeffs", "deterministic_verdicts", "eq43_ratios", "scaling_study", "seeded_verdicts",
-    "spam_study", "vacuum_cumulants",
+    "audit_study", "chapter_coeffs", "eq43_ratios", "scaling_study", "spam_study", "vacuum_cumulants",
 ]
 
 CHAPTER_SEEDS = (20261,)
@@ -119,7 +115,8 @@ def _ghat(C: torch.Tensor, s: _Setup) -> torch.Tensor:
 class ScalingStudy(NamedTuple):
     """One mode: RMSE of ``C`` (over replicates × design points) for RPE at ``J ∈ Js`` and for Ramsey at the same
     total times ``T`` (per design point), the schedule's CRB, and at the deepest ``J``: ``rmse_g``, the per-point
-    MSEs ``mse_points`` and the prediction ``rmse_g_pred`` = ``√(Σ_i A_ii MSE_i / p)``."""
+    MSEs ``mse_points`` and the prediction ``rmse_g_pred`` = ``√(Σ_i A_ii MSE_i / p)``; ``rmse_g_ramsey``: the
+    coefficient RMSE of the Ramsey control at the deepest ``J``'s total time; ``trace_factor`` = ``√(tr A / p)``."""
 
     Js: tuple[int, ...]
     T: np.ndarray
@@ -132,6 +129,8 @@ class ScalingStudy(NamedTuple):
     g_hat_mean: np.ndarray
     g_true: np.ndarray
     keys: tuple
+    rmse_g_ramsey: float
+    trace_factor: float
 
 
 def scaling_study(seed: int = CHAPTER_SEEDS[0], *, reps: int = REPS, Js: tuple[int, ...] = JS,
@@ -155,21 +154,24 @@ def scaling_study(seed: int = CHAPTER_SEEDS[0], *, reps: int = REPS, Js: tuple[i
             r_rpe.append(float(((res.estimate - s.C) ** 2).mean().sqrt()))
             r_ram.append(float(((ram - s.C) ** 2).mean().sqrt()))
             bound.append(crb(S, J))
-            last = res.estimate
+            last, last_ram = res.estimate, ram
         err = last - s.C
         gh = _ghat(last, s)
         rmse_g = float(((gh - s.g).abs() ** 2).mean().sqrt())
         mse_i = (err**2).mean(0)
         p = s.g.numel()
         pred = float(((s.A.diagonal() * mse_i).sum() / p).sqrt())
-        formula = r_rpe[-1] * math.sqrt(float(s.A.trace()) / p)
+        tf = math.sqrt(float(s.A.trace()) / p)
+        formula = r_rpe[-1] * tf
+        rmse_g_ram = float(((_ghat(last_ram, s) - s.g).abs() ** 2).mean().sqrt())
     return ScalingStudy(Js, np.array(T), np.array(r_rpe), np.array(r_ram), np.array(bound), rmse_g, pred, formula,
-                        to_numpy(gh.mean(0)), to_numpy(s.g), s.design.keys)
+                        to_numpy(gh.mean(0)), to_numpy(s.g), s.design.keys, rmse_g_ram, tf)
 
 
 class AuditStudy(NamedTuple):
-    """Two modes (the audit's setting): total time per design point ``T``, RMSE of ``C`` and of ``g`` per depth,
-    the controls' RMSE of ``g`` without displacement, and the no-twirl off-diagonal norm."""
+    """Two modes (the audit's setting): total time per design point ``T``, RMSE of ``C`` and of ``g`` per depth for
+    RPE and for the Ramsey control at the same total times, the CRB of the 256-shot schedule, and
+    ``trace_factor`` = ``√(tr A / p)`` of the two-mode design."""
 
     Js: tuple[int, ...]
     T: np.ndarray
@@ -177,6 +179,10 @@ class AuditStudy(NamedTuple):
     rmse_g: np.ndarray
     n_points: int
     n_real_params: int
+    rmse_C_ramsey: np.ndarray
+    rmse_g_ramsey: np.ndarray
+    crb: np.ndarray
+    trace_factor: float
 
 
 def audit_study(seed: int = CHAPTER_SEEDS[0], *, reps: int = AUDIT_REPS, device=None) -> AuditStudy:
@@ -185,16 +191,20 @@ def audit_study(seed: int = CHAPTER_SEEDS[0], *, reps: int = AUDIT_REPS, device=
     reps = integer("reps", reps, 2, 1024)
     dev = resolve_device(device)
     s = _setup("audit", str(dev))
-    T, rc, rg = [], [], []
+    T, rc, rg, qc, qg = [], [], [], [], []
     with one_thread(dev):
         for i, J in enumerate(AUDIT_JS):
             res = rpe(s.C, J, AUDIT_SHOTS, seed=seed * 1000 + 500 + i, reps=reps, device=dev)
+            ram = ramsey(s.C, res.time, seed=seed * 1000 + 600 + i, reps=reps, device=dev)
             T.append(res.time)
-            rc.append(float(((res.estimate - s.C) ** 2).mean().sqrt()))
-            rg.append(float(((_ghat(res.estimate, s) - s.g).abs() ** 2).mean().sqrt()))
+            for est, c_out, g_out in ((res.estimate, rc, rg), (ram, qc, qg)):
+                c_out.append(float(((est - s.C) ** 2).mean().sqrt()))
+                g_out.append(float(((_ghat(est, s) - s.g).abs() ** 2).mean().sqrt()))
+        tf = math.sqrt(float(s.A.trace()) / s.g.numel())
     # real parameters: one per diagonal key (p = q), two per conjugate pair of keys — one per key; minus the offset
     return AuditStudy(AUDIT_JS, np.array(T), np.array(rc), np.array(rg), int(s.design.beta.shape[0]),
-                      len(s.design.keys) - 1)
+                      len(s.design.keys) - 1, np.array(qc), np.array(qg),
+                      np.array([crb(AUDIT_SHOTS, J) for J in AUDIT_JS]), tf)
 
 
 class SpamStudy(NamedTuple):
@@ -289,172 +299,3 @@ def vacuum_cumulants(coeffs: dict | None = None, beta: complex = 0.6165063509461
     k3 = m[3] - 3 * m[2] * m[1] + 2 * m[1] ** 3
     k4 = m[4] - 4 * m[3] * m[1] - 3 * m[2] ** 2 + 12 * m[2] * m[1] ** 2 - 6 * m[1] ** 4
     return m[1], k2, k3, k4
-
-
-# -- verdict rows ---------------------------------------------------------------------------------------------------
-def seeded_verdicts(seed: int) -> Verdicts:
-    """The chapter's statistical rows for ``seed``: scaling (RPE, Ramsey, CRB, coefficient RMSE, error
-    propagation), the two-mode audit run and SPAM, at the chapter's scale and with its tolerances."""
-    seed = integer("seed", seed, 0)
-    sc = scaling_study(seed)
-    au = audit_study(seed)
-    sp_ = spam_study(seed, flips=(0.0, SPAM_FLIP), offsets=(0.0, SPAM_OFFSET))
-    return _seeded_rows(sc, au, sp_)
-
-
-def _seeded_rows(sc: ScalingStudy, au: AuditStudy, sp_: SpamStudy) -> Verdicts:
-    v = Verdicts("D-RUT — sampled rows (RPE, Ramsey, SPAM)", display=False)
-    s = _setup("single", str(resolve_device(None)))
-    slope = loglog_slope(sc.T, sc.rmse_rpe).slope
-    v.between("Theorem 1 (one mode): RPE log-RMSE vs log-T slope, J = 4…12", slope, -1.15, -0.85,
-              kind="reproduces", source="secondary",
-              note="audit −0.999. Error model: each RMSE pools 64 × 27 errors (relative s.e. ≈ 2 %, slope s.e. "
-                   "≈ 0.005); the schedule S_j = 16 + 8(J − j) bends T_J/2^J by < 10 % (slope shift < 0.03); one "
-                   "level-12 branch error (exact-enumeration bound 4e-8 per run) moves the slope by ≈ 0.02. The "
-                   "issue's ±0.15 band is ≫ 3.3 s.e.")
-    rslope = loglog_slope(sc.T, sc.rmse_ramsey).slope
-    v.between("Ramsey control (all shots at t = 1, equal T): slope, J = 4…12", rslope, -0.65, -0.35,
-              kind="reproduces", source="secondary",
-              note="audit −0.493 (standard quantum limit). Error model as for RPE: s.e. ≈ 0.005; the band is the "
-                   "issue's")
-    v.less("Theorem 1: coefficient RMSE at J = 12 (15 complex g_pq, 64 replicates)", sc.rmse_g, 1e-3,
-           kind="reproduces", source="secondary",
-           note="expected ≈ 3e-4 = RMSE_C·√(tr(KᴴK)⁻¹/p); the bound is the issue's; 64 replicates give a relative "
-                "s.e. < 20 %, so 1e-3 is > 10 s.e. above the expectation")
-    ratio = sc.rmse_rpe[-1] / sc.crb[-1]
-    v.between("RPE efficiency: RMSE_C / CRB at J = 12, CRB = (Σ_j 2 S_j t_j²)^(−1/2)", ratio, 1.0, 3.0,
-              kind="reproduces", source="derived",
-              note="prototype 1.7; exact enumeration of the level-J atan2 estimator (S_J = 16) gives variance "
-                   "0.58–0.90/S_J against the CRB's 1/(2·S_J) per level plus the coarser levels' information: "
-                   "expected ≈ 1.5, relative s.e. ≈ 2 %")
-    A = to_numpy(s.A)
-    Aoff = A - np.diag(np.diag(A))
-    # sd of (mean over R replicates of Σ_{i≠j} A_ij e_i e_j) relative to Σ_i A_ii σ_i², with σ_i² within a factor
-    # 0.90/0.58 of each other (exact enumeration at S_J = 16)
-    rel_sd = math.sqrt(2 * float((Aoff**2).sum()) / REPS) / float(np.trace(A)) * (0.90 / 0.58)
-    v.close("RMSE_g² = Σ_i A_ii MSE_i / p, A = Re(K⁺ᴴK⁺) (independent errors at the design points), J = 12",
-            sc.rmse_g**2, sc.rmse_g_pred**2, rtol=Z * rel_sd, kind="consistency", source="derived",
-            note=f"error model: the cross terms Σ_(i≠j) A_ij e_i e_j have mean 0 and variance 2Σ A_ij² σ_i²σ_j² "
-                 f"per replicate; rtol = 3.29 × that s.d. over 64 replicates (σ_i² ratio ≤ 0.90/0.58) = "
-                 f"{Z * rel_sd:.3f}")
-    aslope = loglog_slope(au.T, au.rmse_C).slope
-    v.between("audit two-mode run (degree 2, N = 11, 13-phase twirl, 256 shots, 24 reps): RPE slope, J = 6…12",
-              aslope, -1.15, -0.85, kind="reproduces", source="secondary",
-              note="audit −0.999; 100 design points × 24 replicates per RMSE (s.e. ≈ 0.005); branch errors "
-                   "< 1e-70 per run at 256 shots")
-    v.less("audit two-mode run: coefficient RMSE at J = 12", au.rmse_g[-1], 1e-3, kind="reproduces",
-           source="secondary", note="audit: 5.5e-5 at T ≈ 1.3e8 (its design, not ours); Theorem 1's claim here")
-    # SPAM (J = 12 budget; points with |C| > 0.05; rows: RPE, Ramsey atan2, Ramsey arccos)
-    n = sp_.n_samples
-    se = math.sqrt(2.0 / sp_.time) / math.sqrt(n)  # s.d. of one Ramsey estimate ≤ √(2/T) (atan2, δ = 0)
-    v.less(f"SPAM: RPE RMSE_C at J = 12 with ancilla phase offset ε = {SPAM_OFFSET:g}", sp_.rms_offset[0, -1], 1e-3,
-           kind="reproduces", source="secondary",
-           note="RPE's bias is ε/2^J t₀ = 2.4e-5; noise ≈ 5e-5; a branch error needs |2e_(j−1) − e_j + ε| > π")
-    v.close(f"SPAM: Ramsey mean error with offset ε = {SPAM_OFFSET:g} equals ε/t", sp_.mean_offset[1, -1],
-            SPAM_OFFSET, atol=Z * se, kind="consistency", source="derived",
-            note="error model: mean of n independent estimates, each with s.d. ≤ √(2/T); atol = 3.29 s.e.")
-    vis = 1 - 2 * SPAM_FLIP
-    v.less(f"SPAM: RPE RMSE_C at J = 12 with readout flip δ = {SPAM_FLIP:g}", sp_.rms_flip[0, -1], 1e-3,
-           kind="reproduces", source="secondary",
-           note="atan2 is unbiased under a symmetric flip; noise grows by ≈ 1/(1 − 2δ)")
-    v.close(f"SPAM: Ramsey (atan2) mean error with flip δ = {SPAM_FLIP:g} is 0", sp_.mean_flip[1, -1], 0.0,
-            atol=Z * se / vis, kind="consistency", source="derived",
-            note="⟨X⟩, ⟨Y⟩ shrink alike; per-estimate s.d. ≤ √(2/T)/(1 − 2δ); atol = 3.29 s.e.")
-    v.close(f"SPAM: naive arccos mean error with flip δ = {SPAM_FLIP:g} = mean of sign(C)·arccos((1−2δ)cos C) − C",
-            sp_.mean_flip[2, -1], sp_.arccos_bias_pred[-1], atol=Z * se / vis, kind="consistency",
-            source="derived", note="delta method: s.d. of arccos(X̄) ≤ √(2/T)/(1 − 2δ) away from C = 0 (|C| > 0.05 "
-                                   "keeps sign(Ȳ) right); atol = 3.29 s.e.")
-    return v
-
-
-def _roundoff(x: float, floor: float) -> float:
-    """``max(x, floor)``: round-off-level differences vary with memory alignment in vendor BLAS/LAPACK kernels, so
-    rows that only bound round-off show at least ``floor`` (two or more decades below their tolerance) and repeat
-    exactly."""
-    return max(float(x), floor)
-
-
-def deterministic_verdicts() -> Verdicts:
-    """Rows without sampling: the vacuum identity on the Fock space, exact recovery, the twirl, Eq. 43 and the
-    negative controls."""
-    dev = resolve_device(None)
-    v = Verdicts("D-RUT — exact rows (Fock simulation, recovery, controls)", display=False)
-    # rows bounding round-off show max(|Δ|, floor) (see _roundoff); the others are rounded by the table's 6 digits
-    s1, s2 = _setup("single", str(dev)), _setup("audit", str(dev))
-    with one_thread(dev):
-        gap1 = float((s1.C - vacuum_constant(CHAPTER_COEFFS, s1.design.beta, device=dev)).abs().max())
-        gap2 = float((s2.C - vacuum_constant(AUDIT_COEFFS, s2.design.beta, device=dev)).abs().max())
-        v.less("vacuum identity: |C_Fock(β) − Σ g_pq β̄^p β^q| at all 27 one-mode design points (N = 30)",
-               _roundoff(gap1, 1e-13), 1e-10, kind="reproduces", source="secondary",
-               note="H_eff from expm of the truncated generator, D†HD and the exact twirl; the coherent tail beyond "
-                    "N is < 1e-12, so truncation errors are far below 1e-10")
-        v.less("vacuum identity: the same at all 100 two-mode design points (N = 11 per mode, 13-phase twirl)",
-               _roundoff(gap2, 1e-11), 1e-10, kind="reproduces", source="secondary",
-               note="tail < 1e-12 per mode at |β| ≤ 0.58")
-        H = displaced_twirled(CHAPTER_COEFFS, s1.design.beta, n_fock=N_FOCK, device=dev)
-        b = s1.design.beta
-        d2 = sum(g * p * q * b.conj() ** (p - 1) * b ** (q - 1) for (p, q), g in CHAPTER_COEFFS.items()
-                 if p > 0 and q > 0).real
-        v.less("E₁ − E₀ of H_eff = ∂_β∂_β̄ C at the design points", _roundoff(float(
-            ((H[:, 1, 1] - H[:, 0, 0]).real - d2).abs().max()), 1e-13), 1e-10,
-               kind="consistency", source="derived", note="the one-quantum coefficient of the normal-ordered form")
-        e1 = float((recover_tensor(s1.C, s1.design) - s1.g).abs().max())
-        e2 = float((recover_tensor(s2.C, s2.design) - s2.g).abs().max())
-        v.less("Algorithm 1: exact C recovers all 15 g_pq (one mode, degree 4) and 15 (two modes, degree 2)",
-               _roundoff(max(e1, e2), 1e-11), 1e-10, kind="reproduces", source="secondary",
-               note="angular inverse DFT + radial least squares on Chebyshev radii; double-precision round-off")
-        lsq = torch.linalg.lstsq(s1.design.K, s1.C.to(CDTYPE)[:, None]).solution[:, 0]
-        v.less("IDFT + radial fit = least squares K⁺C (max |Δ|)", _roundoff(float(
-            (recover_tensor(s1.C, s1.design) - lsq).abs().max()), 1e-13), 1e-12,
-               kind="consistency", source="derived", note="equally spaced angles make the DFT orthogonal")
-        H1 = displaced_twirled(CHAPTER_COEFFS, b, n_fock=N_FOCK, n_phases=1, device=dev)
-        leak = float(torch.linalg.vector_norm(H1[:, 1:, 0], dim=-1).min())
-        v.greater("control, no twirl: ‖(1 − |0⟩⟨0|) D†HD |0⟩‖, minimum over the design", float(f"{leak:.5g}"), 1e-2,
-                  kind="reproduces", source="secondary", note="the issue's threshold; audit: off-diagonal norm 12.6")
-        M5 = displaced_twirled(CHAPTER_COEFFS, b, n_fock=N_FOCK, n_phases=DEGREE + 1, device=dev)
-        off5 = M5 - torch.diag_embed(M5.diagonal(dim1=-2, dim2=-1))
-        v.less("an M = degree + 1 = 5 phase twirl clears the vacuum column",
-               _roundoff(float(off5[:, :, 0].abs().max()), 1e-13), 1e-12,
-               kind="consistency", source="derived", note="⟨m|D†HD|0⟩ = 0 for m > degree (normal order)")
-        v.greater("… but not the truncated matrix: off-diagonal Frobenius norm at M = 5 (max over the design)",
-                  float(f"{float(torch.linalg.matrix_norm(off5).max()):.5g}"), 0.1, kind="consistency",
-                  source="derived",
-                  note="truncation fills |n − m| ≡ 0 mod 5 near the cutoff; M ≥ N clears it")
-        # literal average over M rotations vs the mask
-        M = 4
-        n_hat = torch.arange(N_FOCK, dtype=torch.float64, device=dev)
-        HD = displaced_twirled(CHAPTER_COEFFS, b[:3], n_fock=N_FOCK, n_phases=1, device=dev)
-        avg = sum(torch.diag(torch.exp(1j * 2 * math.pi * k / M * n_hat)) @ HD
-                  @ torch.diag(torch.exp(-1j * 2 * math.pi * k / M * n_hat)) for k in range(M)) / M
-        v.less("M-phase twirl: (1/M) Σ_k R_k† H R_k = mask n ≡ m (mod M), M = 4", _roundoff(float(
-            (avg - displaced_twirled(CHAPTER_COEFFS, b[:3], n_fock=N_FOCK, n_phases=M, device=dev)).abs().max()),
-            1e-13), 1e-12, kind="consistency", source="derived")
-        C0 = displaced_twirled(AUDIT_COEFFS, torch.zeros_like(s2.design.beta), n_fock=AUDIT_N, n_phases=AUDIT_M,
-                               device=dev)[:, 0, 0].real
-        g0 = recover_tensor(C0, s2.design)
-        rm0 = float(((g0 - s2.g).abs() ** 2).mean().sqrt())
-        v.close("control, no displacement (two modes): RMSE_g = RMS of the non-constant coefficients",
-                float(f"{rm0:.13g}"),
-                float(((s2.g.abs() ** 2).sum() / s2.g.numel()).sqrt()), rtol=1e-9, kind="consistency",
-                source="derived", note="every C equals g_00, so only the offset is learned; audit: RMSE 0.10")
-        # the hardware twirl by random kicks: exact kick average u₀₀^n vs the cumulant expansion
-        k1, k2, k3, k4 = vacuum_cumulants(device=dev)
-        dt, t_end = 0.05, 20.0
-        kr = kicked_evolution(CHAPTER_COEFFS, s1.design.beta[-len(s1.design.angles)], dt=dt, n_steps=int(t_end / dt),
-                              n_fock=N_FOCK, device=dev)
-        contrast = float(kr.exact[-1].abs())
-        pred = math.exp(-k2 * dt * t_end / 2 + k4 * dt**3 * t_end / 24)
-        v.close("random-kick twirl (dt = 0.05, t = 20): contrast |⟨0|U|0⟩| = exp(−κ₂ dt t/2 + κ₄ dt³ t/24)",
-                float(f"{contrast:.9g}"), pred, rtol=abs(k4) * dt**3 * t_end / 24, kind="consistency",
-                source="derived", note="exact average over the kicks u₀₀^n; cumulants of D†HD in the vacuum; tolerance "
-                                       "= the last kept term (the remainder is O(κ₆ dt⁵ t))")
-        phase = float(torch.angle(kr.exact[-1] / kr.ideal[-1]))
-        v.close("random-kick twirl (dt = 0.05, t = 20): phase error = κ₃ dt² t/6", float(f"{phase:.9g}"),
-                k3 * dt**2 * t_end / 6, rtol=0.1, kind="consistency", source="derived",
-                note="next term O(κ₅ dt⁴ t), a few % of the kept one at dt = 0.05")
-        r43 = eq43_ratios()
-        v.less("Eq. 43: max over 200 random δβ of ‖δg‖ / (L_C/σ_min(K)·‖δβ‖)", round(float(r43.max()), 4), 1.0,
-               kind="reproduces", source="secondary",
-               note=f"L_C = 2Σ|g_pq| p R^(p+q−1) bounds |∇C| on the disc; median ratio {float(np.median(r43)):.3f} "
-                    "(the bound's slack)")
-    return v

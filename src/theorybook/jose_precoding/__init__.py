@@ -10,22 +10,26 @@ Public API (arguments validated; bad input raises ``ValueError``/``TypeError`` n
 ``jose(G, Q, power, *, k=None) -> (capacity, precoder, powers, singular_values)`` — Theorem C.1, batched.
 ``precoder_capacity(G, Q, Theta, power)``, ``gaussian_capacity(G, Q, Sigma)``, ``principal_angles(A, B)``.
 ``TendonFinger(noise=...)`` with ``G(qpos)``, ``step``, ``play(steps, seed)``; ``fit_dynamics(data, *, rank=None)``.
-Experiments in :mod:`theorybook.jose_precoding.experiment`; verdict rows ``seeded_verdicts(seed)``,
-``deterministic_verdicts()``; ``CHAPTER_SEEDS``. Sympy: :mod:`theorybook.jose_precoding.theory`. Widget:
+Experiments in :mod:`theorybook.jose_precoding.experiment`; the downstream CEM experiment ``cem_reaching``,
+``learning_speed`` (:mod:`theorybook.jose_precoding.downstream`); verdict rows
+(:mod:`theorybook.jose_precoding.verdicts`) ``seeded_verdicts(seed)``, ``deterministic_verdicts()``,
+``PAPER_CLAIMS``; ``CHAPTER_SEEDS``. Sympy: :mod:`theorybook.jose_precoding.theory`. Widget:
 :func:`theorybook.jose_precoding.widgets.explorer`.
 """
 
 import torch as _torch
 
 from .core import Jose, WaterFilling, gaussian_capacity, jose, precoder_capacity, principal_angles, water_filling
-from .experiment import CHAPTER_SEEDS, deterministic_verdicts, seeded_verdicts
+from .downstream import cem_reaching, learning_speed
+from .experiment import CHAPTER_SEEDS
 from .model import Dynamics, fit_dynamics
 from .plant import Play, TendonFinger
+from .verdicts import PAPER_CLAIMS, deterministic_verdicts, seeded_verdicts
 
 __all__ = [
-    "CHAPTER_SEEDS", "Dynamics", "Jose", "Play", "TendonFinger", "WaterFilling", "deterministic_verdicts",
-    "fit_dynamics", "gaussian_capacity", "jose", "precoder_capacity", "principal_angles", "seeded_verdicts",
-    "water_filling",
+    "CHAPTER_SEEDS", "PAPER_CLAIMS", "Dynamics", "Jose", "Play", "TendonFinger", "WaterFilling", "cem_reaching",
+    "deterministic_verdicts", "fit_dynamics", "gaussian_capacity", "jose", "learning_speed", "precoder_capacity",
+    "principal_angles", "seeded_verdicts", "water_filling",
 ]
 
 _g = _torch.Generator().manual_seed(0)
@@ -52,7 +56,9 @@ FUZZ_BASE = {
     "pca_synergies": {"act": _a[:20], "k": 3},
     "monte_carlo_mi": {"seed": 1, "n": 100},
     "learning_curve": {"steps": (1000,), "seed": 1},
+    "plugin_bias": {"k": 4, "n_y": 4, "n": 2000},
     "cem_reaching": {"iterations": 1, "population": 4, "horizon": 3},
+    "learning_speed": {"res": None},
     "summarize": {},
     "render": {},
 }

@@ -10,9 +10,11 @@ Public API (arguments validated; bad input raises ``ValueError``/``TypeError`` n
 (objective, x, status, seconds, nodes); ``stand_in(problem, params)``; ``is_feasible(problem, params, x)``;
 ``objective(problem, params, x)``; ``grade(pred, truth, *, rtol=0.002)``; ``held_karp(dist)``;
 ``knapsack_dp(weights, values, capacity)``; ``to_text``/``from_text``.
-Studies and verdicts: :mod:`theorybook.opt_engine.experiment` (``accuracy_study``, ``omission_study``,
-``pollution_audit``, ``decay_test``, ``seeded_verdicts(seed)``, ``deterministic_verdicts()``, ``study_verdicts``;
-``CHAPTER_SEEDS``). Sympy: :mod:`theorybook.opt_engine.theory`. Widget: :func:`theorybook.opt_engine.widgets.explorer`.
+Studies: :mod:`theorybook.opt_engine.experiment` (``accuracy_study``, ``omission_study``, ``pollution_audit``,
+``decay_test``; ``CHAPTER_SEEDS``); verdict rows: :mod:`theorybook.opt_engine.verdicts` (``seeded_verdicts(seed)``,
+``deterministic_verdicts()``, ``study_verdicts``, ``PAPER_CLAIMS``). Modules: ``problems`` (classes, generators,
+exact DP/Held–Karp), ``solvers`` (HiGHS models), ``standins`` (PTR proxies, feasibility, grading), ``text``.
+Sympy: :mod:`theorybook.opt_engine.theory`. Widget: :func:`theorybook.opt_engine.widgets.explorer`.
 """
 
 import numpy as _np
@@ -22,11 +24,8 @@ from .experiment import (
     CHAPTER_SEEDS,
     accuracy_study,
     decay_test,
-    deterministic_verdicts,
     omission_study,
     pollution_audit,
-    seeded_verdicts,
-    study_verdicts,
     summarize,
 )
 from .problems import (
@@ -47,9 +46,11 @@ from .problems import (
     stand_in,
     to_text,
 )
+from .verdicts import PAPER_CLAIMS, deterministic_verdicts, seeded_verdicts, study_verdicts
 
 __all__ = [
-    "ADD", "CHAPTER_SEEDS", "CLASSES", "OMIT", "SIZE_RANGE", "Instance", "Solution", "accuracy_study", "decay_test",
+    "ADD", "CHAPTER_SEEDS", "PAPER_CLAIMS", "CLASSES", "OMIT", "SIZE_RANGE", "Instance", "Solution",
+    "accuracy_study", "decay_test",
     "deterministic_verdicts", "from_text", "generate", "grade", "held_karp", "is_feasible", "knapsack_dp",
     "objective", "omission_study", "pollution_audit", "seeded_verdicts", "solve", "stand_in", "study_verdicts",
     "summarize", "to_text",
