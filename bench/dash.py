@@ -78,9 +78,13 @@ def calibrate(B: int, target: float, kappa: float, device) -> dict[str, dict]:
     return out
 
 
+LOSS_STEPS = 50  # the loss each optimizer reaches on the peer MLP (same data, same initialisation)
+
+
 def peer_compare(thread_list: list[int], freqs=(1, 10), repeats: int = 5, steps: int = 10,
                  device: str | torch.device = "cpu") -> dict:
-    """Per-step ms of our Shampoo vs ``pytorch_optimizer.ScalableShampoo`` (and Adam) on one MLP, interleaved."""
+    """Per-step ms of our Shampoo vs ``pytorch_optimizer.ScalableShampoo`` and ``pytorch_optimizer.DASH`` (and Adam)
+    on one MLP, interleaved, and the training loss each reaches after :data:`LOSS_STEPS` steps."""
     try:
         import pytorch_optimizer
     except ImportError:
@@ -97,6 +101,29 @@ def peer_compare(thread_list: list[int], freqs=(1, 10), repeats: int = 5, steps:
         torch.manual_seed(0)
         return torch.nn.Sequential(torch.nn.Linear(256, 256), torch.nn.Tanh(), torch.nn.Linear(256, 256),
                                    torch.nn.Tanh(), torch.nn.Linear(256, 256)).to(device)
+
+    def _loss_after(make_opt, n: int) -> float:
+        net = model()
+        opt = make_opt(net.parameters())
+        for _ in range(n):
+            opt.zero_grad(set_to_none=True)
+            loss = torch.nn.functional.mse_loss(net(X), Y)
+            loss.backward()
+            opt.step()
+        with torch.no_grad():
+            return float(torch.nn.functional.mse_loss(net(X), Y))
+
+    def makers(f: int) -> dict:
+        return {
+            "ours stacked NDB": lambda p: Shampoo(p, lr=1e-3, block_size=64, inv_root_freq=f, method="ndb", iters=10),
+            "pytorch_optimizer ScalableShampoo": lambda p: pytorch_optimizer.ScalableShampoo(
+                p, lr=1e-3, block_size=64, preconditioning_compute_steps=f, start_preconditioning_step=1,
+                statistics_compute_steps=1),
+            "pytorch_optimizer DASH": lambda p: pytorch_optimizer.DASH(
+                p, lr=1e-3, block_size=64, precondition_frequency=f, start_preconditioning_step=1,
+                inverse_root_method="newton_db", newton_steps=10),
+            "torch.optim.Adam": lambda p: torch.optim.Adam(p, lr=1e-3),
+        }
 
     def runner(make_opt):
         net = model()
@@ -115,7 +142,8 @@ def peer_compare(thread_list: list[int], freqs=(1, 10), repeats: int = 5, steps:
 
     sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
     out = {"model": "MLP 3 × Linear(256, 256), batch 128, MSE", "block_size": 64, "steps_per_call": steps,
-           "peer": f"pytorch_optimizer {importlib.metadata.version('pytorch-optimizer')} ScalableShampoo", "rows": []}
+           "peer": f"pytorch_optimizer {importlib.metadata.version('pytorch-optimizer')} ScalableShampoo and DASH",
+           "rows": []}
     default_threads = torch.get_num_threads()
     for threads in thread_list:
         torch.set_num_threads(threads)
@@ -130,16 +158,23 @@ def peer_compare(thread_list: list[int], freqs=(1, 10), repeats: int = 5, steps:
                 "pytorch_optimizer ScalableShampoo": runner(lambda p, f=f: pytorch_optimizer.ScalableShampoo(
                     p, lr=1e-3, block_size=64, preconditioning_compute_steps=f, start_preconditioning_step=1,
                     statistics_compute_steps=1)),
+                "pytorch_optimizer DASH": runner(lambda p, f=f: pytorch_optimizer.DASH(
+                    p, lr=1e-3, block_size=64, precondition_frequency=f, start_preconditioning_step=1,
+                    inverse_root_method="newton_db", newton_steps=10)),
                 "torch.optim.Adam": runner(lambda p: torch.optim.Adam(p, lr=1e-3)),
             }
             wall, cpu = interleaved_medians(plan, repeats, sync)
             t = cpu if threads == 1 and device.type == "cpu" else wall
             ms = {k: 1e3 * v / steps for k, v in t.items()}
             peer = ms["pytorch_optimizer ScalableShampoo"]
+            losses = {k: _loss_after(make, LOSS_STEPS) for k, make in makers(f).items()} if threads == thread_list[0] \
+                else None
             row = {"threads": threads, "inv_root_freq": f, "ms_per_step": ms,
+                   "loss_after_steps": losses, "loss_steps": LOSS_STEPS,
                    "clock": "thread CPU time" if t is cpu else "wall",
                    "peer_over_ours_stacked_ndb": peer / ms["ours stacked NDB"],
-                   "peer_over_ours_stacked_evd": peer / ms["ours stacked EVD"]}
+                   "peer_over_ours_stacked_evd": peer / ms["ours stacked EVD"],
+                   "pypi_dash_over_ours_stacked_ndb": ms["pytorch_optimizer DASH"] / ms["ours stacked NDB"]}
             out["rows"].append(row)
             print(f"threads {threads}, roots every {f:>2} steps: " + ", ".join(f"{k} {v:.2f} ms" for k, v in ms.items())
                   + f"  → peer/ours(NDB) {row['peer_over_ours_stacked_ndb']:.2f}×")

@@ -1,4 +1,4 @@
-"""Benchmark: POGO vs QR retraction, Cayley, Landing and geoopt's Riemannian Adam on batched orthogonal problems.
+"""Benchmark: POGO vs QR, Cayley, Landing and geoopt's Riemannian Adam and SGD on batched orthogonal problems.
 
 Two measurements, side by side, ratios taken within one run:
 
@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import statistics
 import sys
@@ -32,7 +33,7 @@ from _machine import machine_info  # bench/ is on sys.path when a bench script r
 from theorybook import pogo_orthogonal as po
 from theorybook.device import resolve_device
 
-STEP_METHODS = ("pogo", "landing", "qr", "cayley", "radam-geoopt")
+STEP_METHODS = ("pogo", "landing", "qr", "cayley", "radam-geoopt", "rsgd-geoopt")
 
 
 def _stepper(method: str, X: torch.Tensor, G: torch.Tensor, lr: float):
@@ -45,11 +46,12 @@ def _stepper(method: str, X: torch.Tensor, G: torch.Tensor, lr: float):
             param.grad = G
             opt.step()
         return step
-    if method == "radam-geoopt":
+    if method in ("radam-geoopt", "rsgd-geoopt"):
         import geoopt
 
         param = geoopt.ManifoldParameter(X.mT.contiguous(), manifold=geoopt.EuclideanStiefel())
-        opt = geoopt.optim.RiemannianAdam([param], lr=lr)
+        opt = (geoopt.optim.RiemannianAdam([param], lr=lr) if method == "radam-geoopt"
+               else geoopt.optim.RiemannianSGD([param], lr=lr))
         Gc = G.mT.contiguous()
 
         def step():
@@ -98,7 +100,40 @@ def step_times(b: int, p: int, *, device, warmup: int = 2, budget_s: float = 2.0
     return (cpu_med if one else wall_med), wall_med, ("thread CPU time" if one else "wall")
 
 
+def _rsgd_geoopt(problem, lr: float, steps: int, target: float, momentum: float = 0.0) -> dict:
+    """geoopt's RiemannianSGD (EuclideanStiefel, QR-free projection + retraction) timed like ``po.run_method``."""
+    import geoopt
+
+    X = problem.X0
+    flip = X.shape[-2] <= X.shape[-1]  # geoopt stores column-orthonormal matrices
+    P = geoopt.ManifoldParameter((X.mT if flip else X).contiguous(), manifold=geoopt.EuclideanStiefel())
+    opt = geoopt.optim.RiemannianSGD([P], lr=lr, momentum=momentum)
+    sync = torch.cuda.synchronize if X.is_cuda else (lambda: None)
+    elapsed, hit, gap = 0.0, None, problem.gap(X)
+    peak = final = float(po.infeasibility(X).max())
+    ran = 0
+    for t in range(1, steps + 1):
+        cur = P.detach().mT if flip else P.detach()
+        G = problem.grad(cur)
+        P.grad = (G.mT if flip else G).contiguous()
+        sync()
+        t0 = time.perf_counter()
+        opt.step()
+        sync()
+        elapsed += time.perf_counter() - t0
+        cur = P.detach().mT if flip else P.detach()
+        gap, final, ran = problem.gap(cur), float(po.infeasibility(cur).max()), t
+        peak = max(peak, final)
+        if gap <= target:
+            hit = (t, elapsed)
+            break
+    return {"steps": hit[0] if hit else None, "seconds": hit[1] if hit else None, "final_gap": gap,
+            "peak_infeas": peak, "final_infeas": final, "ran": ran, "diverged": not math.isfinite(gap)}
+
+
 def to_target(problem, method: str, lr: float, steps: int, target: float, **kw) -> dict:
+    if method == "rsgd-geoopt":
+        return _rsgd_geoopt(problem, lr, steps, target, **kw)
     tr = po.run_method(problem, method, lr, steps, target=target, **kw)
     s, t = po.time_to_target(tr, target)
     return {"steps": s, "seconds": t, "final_gap": tr.gap[-1], "peak_infeas": tr.max_infeas,
@@ -174,13 +209,14 @@ def main(argv: list[str] | None = None) -> dict:
 
     print("\n## Procrustes: optimiser time to gap ≤ 1e-3 (SGD-type η = 1/L; Adam-type η = 0.5 / 0.3)")
     methods = {"pogo-sgd": None, "pogo-vadam": 0.5, "landing": None, "qr": None, "cayley": None,
-               "radam-geoopt": 0.3}
+               "radam-geoopt": 0.3, "rsgd-geoopt": None}
     print("(time = cumulative in-loop optimiser time of this one run; steps × median = steps × the warm-median step"
           " time above)")
     print(f"{'b':>5} {'p':>3} {'method':>13} | {'steps':>5} | {'time':>11} | {'÷ POGO':>7} | {'steps × median':>14} |"
           f" {'÷ POGO':>7} | {'peak ‖XXᵀ−I‖':>12} | {'final':>8}")
     medians = {(r["b"], r["p"]): r["seconds"] for r in result["step_time"] if r["threads"] == thread_list[0]}
-    key = {"pogo-sgd": "pogo", "landing": "landing", "qr": "qr", "cayley": "cayley", "radam-geoopt": "radam-geoopt"}
+    key = {"pogo-sgd": "pogo", "landing": "landing", "qr": "qr", "cayley": "cayley", "radam-geoopt": "radam-geoopt",
+           "rsgd-geoopt": "rsgd-geoopt"}
     for b, p in targets:
         prob = po.procrustes_problem(b, p, 0, dtype=torch.float32, device=device)
         rows = {m: to_target(prob, m, lr if lr else 1.0 / prob.lipschitz, max_steps, 1e-3)
@@ -204,7 +240,7 @@ def main(argv: list[str] | None = None) -> dict:
         pca = po.pca_problem(n, p, 1000.0, 0, dtype=torch.float32, device=device)
         pca_runs = {"pogo-sgd μ=0.3": ("pogo-sgd", 0.25, {"momentum": 0.3}), "pogo-sgd": ("pogo-sgd", 0.25, {}),
                     "landing": ("landing", 0.25, {}), "qr": ("qr", 0.25, {}), "cayley": ("cayley", 0.25, {}),
-                    "radam-geoopt": ("radam-geoopt", 0.1, {})}
+                    "radam-geoopt": ("radam-geoopt", 0.1, {}), "rsgd-geoopt": ("rsgd-geoopt", 0.25, {})}
         rows = {k: to_target(pca, m, lr, pca_steps, 1e-3, **kw) for k, (m, lr, kw) in pca_runs.items()}
         base = rows["pogo-sgd μ=0.3"]["seconds"]
         for k, r in rows.items():
