@@ -164,6 +164,94 @@ def test_seeded_verdicts_hold_for_the_chapter_seed():
     v = seeded_verdicts(CHAPTER_SEEDS[0])
     assert v.passed, [r.claim for r in v.failures]
     assert {r.kind for r in v.rows} <= {"reproduces", "consistency"}
+    rep = [r for r in v.rows if r.kind == "reproduces"]
+    assert {r.tests for r in rep} == {"pooling", "altmin-recovery", "needs-similarity", "fed-baselines"}
+    assert all(r.controls and not any(c["passes"] for c in r.controls) for r in rep)
+
+
+def test_deterministic_rows_and_claims():
+    from theorybook.colora import PAPER_CLAIMS, deterministic_verdicts
+
+    v = deterministic_verdicts()
+    assert v.passed and {r.kind for r in v.rows} == {"consistency"}
+    assert {c.id for c in PAPER_CLAIMS} >= {"pooling", "fed-baselines", "altmin-recovery", "needs-similarity"}
+
+
+# -- federated baselines --------------------------------------------------------------------------------------
+def test_communicated_parameters_are_equal():
+    from theorybook.colora import communicated
+
+    assert {m: communicated(16, 2, m) for m in ("colora", "fedavg", "ffa", "per_client")} == \
+        {"colora": 64, "fedavg": 64, "ffa": 64, "per_client": 0}
+    with pytest.raises(ValueError):
+        communicated(16, 2, "fedprox")
+
+
+def test_ffa_lora_is_exact_when_the_frozen_factor_spans_the_truth():
+    from theorybook.colora import ffa_lora_fit
+    from theorybook.colora.federated import _ffa_frozen
+
+    d, rank, k, n = 6, 2, 3, 40
+    A0 = _ffa_frozen(d, rank, "cpu")
+    g = torch.Generator().manual_seed(0)
+    Bt = torch.randn(d, rank, generator=g, dtype=torch.float64)
+    X = torch.randn(k, n, d, d, generator=g, dtype=torch.float64)
+    y = torch.einsum("klde,de->kl", X, A0 @ Bt.T)
+    f = ffa_lora_fit(X, y, rank)
+    assert torch.allclose(f.M, (A0 @ Bt.T).expand(k, d, d), atol=1e-9)
+    assert torch.equal(f.A, A0)  # the frozen factor is not trained
+
+
+def test_fedavg_lora_is_one_global_adapter():
+    from theorybook.colora import fedavg_lora_fit
+
+    T = make_tasks(4, 8, 2, 30, sigma=0.01, eta=0.0, seed=5)
+    assert torch.allclose(T.M[0], T.M[3])  # η = 0: identical tasks
+    f = fedavg_lora_fit(T.X, T.y, 2)
+    assert torch.allclose(f.M[0], f.M[1]) and float(relative_error(f.M, T.M).max()) < 0.02
+
+
+def test_eta_keeps_every_other_draw():
+    a, b = make_tasks(3, 6, 2, 9, sigma=0.1, seed=2), make_tasks(3, 6, 2, 9, sigma=0.1, seed=2, eta=0.3)
+    assert torch.equal(a.X, b.X) and torch.equal(a.A, b.A) and not torch.allclose(a.M, b.M)
+    with pytest.raises(ValueError):
+        make_tasks(3, 6, 2, 9, eta=1.5)
+
+
+def test_headline_controls_really_fail():
+    """On the chapter seed the homogeneous and dissimilar cells give a ratio ≥ 1 (FedAvg-LoRA / per-client LoRA
+    win there), the heterogeneous cell < 1."""
+    from theorybook.colora.verdicts import pilot_statistics, sampled_results
+
+    p = pilot_statistics(sampled_results(CHAPTER_SEEDS[0]))
+    assert p["fed_heterogeneous"] < 0.1 and p["fed_homogeneous"] > 1.0 and p["fed_dissimilar"] > 1.0
+    assert p["sim"] < 1.0 < p["sim_ctrl"]
+
+
+def test_pilot_numbers_quoted_in_the_rows_match_the_committed_pilot():
+    import json
+    from pathlib import Path
+
+    from theorybook.colora.verdicts import PILOT
+
+    js = json.loads((Path(__file__).parents[1] / "bench" / "results" / "colora.json").read_text())["pilot"]
+    sm = js["summary"]
+
+    def close(quoted, measured):
+        return abs(quoted - measured) <= 0.006 * max(1.0, abs(measured))
+
+    assert close(PILOT["e24_colora_max"], sm["e24_colora"]["max"])
+    assert close(PILOT["e24_indep_min"], sm["e24_indep"]["min"])
+    for n in (32, 64, 128):
+        lo, hi = PILOT["ratio_range"][n]
+        assert close(lo, sm[f"ratio_{n}"]["min"]) and close(hi, sm[f"ratio_{n}"]["max"])
+        assert PILOT["ratio_indep_min"][n] <= sm[f"ratio_indep_{n}"]["min"]
+    assert close(PILOT["rate_max"], js["rate"]["median_of_3_max"])
+    assert PILOT["rate_slow"] == js["rate"]["slow_draws_ge_0.95"]
+    assert close(PILOT["sim_ratio_max"], sm["sim"]["max"]) and close(PILOT["sim_ctrl_min"], sm["sim_ctrl"]["min"])
+    assert close(PILOT["fed_ratio_max"], sm["fed_heterogeneous"]["max"])
+    assert close(PILOT["fed_homog_min"], sm["fed_homogeneous"]["min"])
+    assert close(PILOT["fed_dissim_min"], sm["fed_dissimilar"]["min"])
 
 
 WIDGET_EXTREMES = [

@@ -22,6 +22,7 @@ from theorybook.robust_lotteries import (
     robust_lottery,
     sample_comparisons,
     seeded_verdicts,
+    shifted_populations,
     theory,
     tv_ball_vertices,
     world_sweep,
@@ -248,6 +249,66 @@ def test_seeded_rows_hold_for_the_chapter_seed():
     v = seeded_verdicts(CHAPTER_SEEDS[0])
     assert v.passed, [r.claim for r in v.failures]
     assert {r.kind for r in v.rows} <= {"reproduces", "consistency"}
+    rep = [r for r in v.rows if r.kind == "reproduces"]
+    assert {r.tests for r in rep} == {"ml-guarantee", "robust-reliable", "gap"}
+    assert all(r.controls and not any(c["passes"] for c in r.controls) for r in rep)
+
+
+def test_deterministic_rows_and_claims():
+    from theorybook.robust_lotteries import PAPER_CLAIMS, deterministic_verdicts
+
+    v = deterministic_verdicts()
+    assert v.passed, [r.claim for r in v.failures]
+    ids = {c.id for c in PAPER_CLAIMS}
+    assert all(r.tests in ids for r in v.rows if r.tests)
+    bt = [r for r in v.rows if r.tests == "bt-line"]
+    assert len(bt) == 1 and bt[0].controls[0]["passes"] is False
+
+
+def test_shifted_populations_are_uniform_in_the_ball():
+    w0 = np.array([0.6, 0.25, 0.15])
+    W = shifted_populations(w0, 0.4, 4000, 3)
+    assert W.shape == (4000, 3) and np.allclose(W.sum(1), 1.0) and (W >= 0).all()
+    assert (0.5 * np.abs(W - w0).sum(1) <= 0.4 + 1e-12).all()
+    np.testing.assert_array_equal(W, shifted_populations(w0, 0.4, 4000, 3))
+    # uniform on the (convex) ball: its mean is the ball's centroid; the ball lies inside the simplex only partly,
+    # so compare with the centroid of a fine rejection sample drawn independently
+    rng = np.random.default_rng(11)
+    ref = rng.dirichlet(np.ones(3), size=200_000)
+    ref = ref[0.5 * np.abs(ref - w0).sum(1) <= 0.4]
+    se = W.std(0) / np.sqrt(len(W))
+    assert np.all(np.abs(W.mean(0) - ref.mean(0)) < 4.5 * se)
+    for bad in (dict(rho=0.0), dict(n=0), dict(w0=[0.5, 0.6]), dict(seed=-1)):
+        with pytest.raises(ValueError):
+            shifted_populations(**(dict(w0=w0, rho=0.4, n=3, seed=0) | bad))
+
+
+def test_bt_row_control_world_has_a_condorcet_leader():
+    from theorybook.robust_lotteries.verdicts import bt_loses_somewhere
+
+    val, top = bt_loses_somewhere(preference_world())
+    assert val < 0.5 and set(top) == {0, 1}
+    agree, top_a = bt_loses_somewhere(preference_world(noise=0.0, boost=0.0, dislike=0.0))
+    assert agree > 0.5 and top_a == (0, 1)
+    # the old row's flaw: with the diagonal included a model "loses" to itself at exactly ½
+    P = to_numpy(preference_world(noise=0.0, boost=0.0, dislike=0.0).P)
+    assert P[:, 0, :].min() == 0.5
+
+
+def test_gap_controls_fail_the_gap_test():
+    """The no-robustness and no-shift controls of the headline gap row really fail its z·SE test."""
+    from theorybook.check import z_threshold
+    from theorybook.robust_lotteries import replicate_study
+
+    st = replicate_study(preference_world(), 500, 7, replicates=8, with_choix=False)
+    gap_ml = st.ml_gwr[:, 0] - st.ml_gwr[:, 1]
+    d = gap_ml - (st.gwr_train[:, 0] - st.gwr_shift[:, 0])
+    bound = z_threshold(1e-3) * d.std(ddof=1) / np.sqrt(d.size)
+    assert d.mean() > bound
+    assert abs((gap_ml - (st.r0_gwr[:, 0] - st.r0_gwr[:, 1])).mean()) < 1e-8
+    same = (st.ml_gwr[:, 0] - st.ml_gwr[:, 2]) - (st.gwr_train[:, 0] - st.gwr_same[:, 0])
+    assert same.mean() < bound
+    assert np.all(st.ml_gwr <= 0.5 + 1e-12)  # p_MLᵀ M p_ML = 0: no lottery guarantees more than ½
 
 
 # -- widget ----------------------------------------------------------------------------------------------------

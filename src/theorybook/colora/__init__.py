@@ -9,12 +9,15 @@ Public API (arguments validated; bad input raises ``ValueError``/``TypeError`` n
 
 ``make_tasks(k, d, r, n, *, tau, sigma, seed, device) -> Tasks(X, y, M, A, B)`` — the seeded task family.
 ``colora_fit(X, y, rank, *, iters=15, shared_core=False) -> Fit(M, A, B, R, A_history)`` — spectral start, then
-    alternating R-, A- and B-steps (``shared_core=True``: one core for all tasks, the FedAvg-LoRA stand-in).
+    alternating R-, A- and B-steps (``shared_core=True``: one core for all tasks, FedAvg-LoRA at its pooled
+    optimum, :mod:`.federated`).
 ``independent_fit(X, y, rank, *, iters=15) -> Fit`` — the same solver on each task alone.
 ``relative_error(M_hat, M)``, ``sin_theta(U, V)``, ``parameter_count(d, r, k, method)``,
 ``sample_threshold(d, r, k, method)``, ``oracle_error(M, sigma, rank, n)``, ``oracle_monte_carlo(n, p, trials)``.
-Studies: ``recovery_study``, ``convergence_study``, ``phase_map``; verdict rows ``seeded_verdicts(seed)``;
-``CHAPTER_SEEDS``. Sympy derivations: :mod:`theorybook.colora.theory`. Widget:
+Studies: ``recovery_study``, ``convergence_study``, ``phase_map``; ``CHAPTER_SEEDS``.
+Federated baselines (:mod:`.federated`): ``fedavg_lora_fit``, ``ffa_lora_fit``, ``communicated``,
+``heterogeneity_sweep``. Verdict rows and the paper's claims (:mod:`.verdicts`): ``PAPER_CLAIMS``,
+``seeded_verdicts(seed)``, ``deterministic_verdicts()``. Sympy derivations: :mod:`theorybook.colora.theory`. Widget:
 :func:`theorybook.colora.widgets.explorer`.
 """
 
@@ -37,14 +40,16 @@ from .experiment import (
     recovery_study,
     relative_error,
     sample_threshold,
-    seeded_verdicts,
     sin_theta,
 )
+from .federated import FED_METHODS, HeteroSweep, communicated, fedavg_lora_fit, ffa_lora_fit, heterogeneity_sweep
+from .verdicts import PAPER_CLAIMS, deterministic_verdicts, seeded_verdicts
 
 __all__ = [
-    "CHAPTER_SEEDS", "METHODS", "Fit", "RecoveryStudy", "Tasks", "colora_fit", "convergence_study", "independent_fit",
-    "make_tasks", "oracle_error", "oracle_monte_carlo", "parameter_count", "phase_map", "recovery_study",
-    "relative_error", "sample_threshold", "seeded_verdicts", "sin_theta",
+    "CHAPTER_SEEDS", "FED_METHODS", "METHODS", "PAPER_CLAIMS", "Fit", "HeteroSweep", "RecoveryStudy", "Tasks",
+    "colora_fit", "communicated", "convergence_study", "deterministic_verdicts", "fedavg_lora_fit", "ffa_lora_fit",
+    "heterogeneity_sweep", "independent_fit", "make_tasks", "oracle_error", "oracle_monte_carlo", "parameter_count",
+    "phase_map", "recovery_study", "relative_error", "sample_threshold", "seeded_verdicts", "sin_theta",
 ]
 
 _g = _torch.Generator().manual_seed(0)
@@ -67,6 +72,11 @@ FUZZ_BASE = {
     "recovery_study": {"ns": (6,), "taus": (0.0,), "reps": 1, **_SMALL},
     "convergence_study": {"n": 6, "reps": 1, **_SMALL},
     "phase_map": {"taus": (0.0, 0.2), "ns": (6,), **_SMALL},
+    "heterogeneity_sweep": {"etas": (0.0,), "taus": (0.1,), "ns": (6,), "reps": 1, **_SMALL},
+    "ffa_lora_fit": {"X": _X, "y": _X[:, :, 0, 0], "rank": 2},
+    "fedavg_lora_fit": {"X": _X, "y": _X[:, :, 0, 0], "rank": 1, "iters": 2},
+    "communicated": {"d": 4, "r": 1},
+    "derivation_verdicts": {"d": 2, "r": 1},
     "summarize": {"n": 8, "k": 2, "iters": 2},
     "render": {"n": 8, "k": 2, "iters": 2},
 }

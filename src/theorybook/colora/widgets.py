@@ -1,7 +1,7 @@
 """The chapter's control panel: task similarity τ, samples per task n, number of tasks k, rank r, noise σ and the
-number of alternating rounds → the median recovery error of CoLoRA, independent LoRA and the shared proxy (with the
-oracle's), and CoLoRA's subspace error sin Θ(Â_t, A*) round by round. One data draw (seed 0, d = 16) and three fits
-per update (≈ 0.05 s of compute at the defaults).
+number of alternating rounds → the median recovery error of CoLoRA, independent LoRA and FedAvg-LoRA (one global
+adapter; with the oracle's), and CoLoRA's subspace error sin Θ(Â_t, A*) round by round. One data draw (seed 0,
+d = 16) and three fits per update (≈ 0.05 s of compute at the defaults).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from .experiment import (
 __all__ = ["Summary", "summarize", "render", "explorer"]
 
 WIDTH = 16
-_NAMES = ("CoLoRA", "independent LoRA", "shared proxy")
+_NAMES = ("CoLoRA", "independent LoRA", "FedAvg-LoRA")
 
 
 class Summary(NamedTuple):
@@ -57,7 +57,7 @@ def summarize(tau: float = 0.0, n: int = 24, k: int = 16, r: int = 2, sigma: flo
     orc = float(oracle_error(T.M, sigma, r, n).median()) if n >= r * r + 2 else math.inf  # infinite risk
     st = np.asarray(to_numpy(sin_theta(fits[0].A_history, T.A.expand_as(fits[0].A_history))), dtype=np.float64)
     th = sample_threshold(WIDTH, r, k, "colora")
-    label = (f"median relative error — CoLoRA {errs[0]:.3g} · independent {errs[1]:.3g} · shared {errs[2]:.3g}"
+    label = (f"median relative error — CoLoRA {errs[0]:.3g} · independent {errs[1]:.3g} · FedAvg-LoRA {errs[2]:.3g}"
              + (f" · oracle {orc:.3g}" if math.isfinite(orc) else "")
              + f"  (counting thresholds n ≥ {th:.1f} CoLoRA, {sample_threshold(WIDTH, r, k, 'independent'):.0f} solo)")
     return Summary(errs, orc, st, label)

@@ -12,8 +12,10 @@ Public API (arguments validated; bad input raises ``ValueError``/``TypeError`` n
 ``guaranteed_win_rate(p, M)`` — ``(1 + min_j (Mᵀp)_j)/2``.
 ``bradley_terry(wins, *, alpha=0.0)`` — Newton MLE, mean-zero scores (torch, batched).
 ``preference_world(...)``, ``sample_comparisons(world, per_pair, seed)`` — the synthetic world and its votes.
-``world_sweep``, ``replicate_study`` and the verdict builders ``world_verdicts``, ``replicate_verdicts``,
-``seeded_verdicts(seed)``, ``deterministic_verdicts()``; ``CHAPTER_SEEDS``.
+``shifted_populations(w0, rho, n, seed)`` — test populations drawn uniformly from a TV ball (the train–test gap).
+``world_sweep``, ``replicate_study``; the verdict rows and the paper's claims live in :mod:`.verdicts`
+(``PAPER_CLAIMS``, ``headline``, ``world_verdicts``, ``replicate_verdicts``, ``seeded_verdicts(seed)``,
+``deterministic_verdicts()``); ``CHAPTER_SEEDS``.
 Sympy derivations: :mod:`theorybook.robust_lotteries.theory`.
 Widget: :func:`theorybook.robust_lotteries.widgets.explorer`.
 """
@@ -29,14 +31,11 @@ from .experiment import (
     ReplicateStudy,
     WorldSweep,
     bradley_terry,
-    deterministic_verdicts,
     preference_world,
     replicate_study,
-    replicate_verdicts,
     sample_comparisons,
-    seeded_verdicts,
+    shifted_populations,
     world_sweep,
-    world_verdicts,
 )
 from .lotteries import (
     Lottery,
@@ -48,13 +47,20 @@ from .lotteries import (
     tv_ball_vertices,
     worst_case_value,
 )
+from .verdicts import (
+    PAPER_CLAIMS,
+    deterministic_verdicts,
+    replicate_verdicts,
+    seeded_verdicts,
+    world_verdicts,
+)
 
 __all__ = [
-    "CHAPTER_SEEDS", "RHOS", "Comparisons", "Lottery", "PreferenceWorld", "ReplicateStudy", "WorldSweep",
-    "WorstCase", "bradley_terry", "deterministic_verdicts", "guaranteed_win_rate", "margin_matrix",
+    "CHAPTER_SEEDS", "PAPER_CLAIMS", "RHOS", "Comparisons", "Lottery", "PreferenceWorld", "ReplicateStudy",
+    "WorldSweep", "WorstCase", "bradley_terry", "deterministic_verdicts", "guaranteed_win_rate", "margin_matrix",
     "maximal_lottery", "preference_world", "replicate_study", "replicate_verdicts", "robust_lottery",
-    "sample_comparisons", "seeded_verdicts", "tv_ball_vertices", "world_sweep", "world_verdicts",
-    "worst_case_value",
+    "sample_comparisons", "seeded_verdicts", "shifted_populations", "tv_ball_vertices", "world_sweep",
+    "world_verdicts", "worst_case_value",
 ]
 
 _M2 = _np.array([[[0.0, 0.5], [-0.5, 0.0]], [[0.0, -0.25], [0.25, 0.0]]])
@@ -69,7 +75,9 @@ FUZZ_BASE = {
     "bradley_terry": {"wins": _np.array([[0, 3], [1, 0]])},
     "sample_comparisons": {"world": preference_world(4, (0.5, 0.5), device="cpu"), "per_pair": 5, "seed": 0},
     "replicate_study": {"world": preference_world(4, (0.5, 0.5), device="cpu"), "per_pair": 5, "replicates": 2,
-                        "with_choix": False},
+                        "with_choix": False, "test_mixes": 2},
+    "shifted_populations": {"w0": [0.5, 0.3, 0.2], "rho": 0.2, "n": 3, "seed": 0},
+    "bt_loses_somewhere": {"world": preference_world(4, (0.5, 0.5), device="cpu")},
     "world_sweep": {"world": preference_world(4, (0.5, 0.5), device="cpu"), "rhos": (0.0, 0.3)},
     "derive_inner_tv_dual": {"n_random": 1},
     "tv_worst_case_exact": {"c": [1, 0], "w0": [0.5, 0.5], "rho": 0.25},

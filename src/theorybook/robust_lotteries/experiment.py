@@ -20,7 +20,6 @@ from typing import Any, NamedTuple
 import numpy as np
 import torch
 
-from ..check import Verdicts, z_threshold
 from ..device import resolve_device, to_numpy
 from ..validate import finite_tensor, integer, memory_guard, number
 from .lotteries import (
@@ -44,14 +43,11 @@ __all__ = [
     "ReplicateStudy",
     "WorldSweep",
     "bradley_terry",
-    "deterministic_verdicts",
     "preference_world",
     "replicate_study",
-    "replicate_verdicts",
     "sample_comparisons",
-    "seeded_verdicts",
+    "shifted_populations",
     "world_sweep",
-    "world_verdicts",
 ]
 
 #: The radii of the chapter's sweep: ρ ∈ {0, 0.05, …, 0.6}.
@@ -63,6 +59,10 @@ RHO_STAR = 0.4
 N_REPLICATES = 20
 N_CHOIX = 5  # replicates cross-checked against choix (the check is exact, not statistical)
 PER_PAIR = 500
+#: Test populations per replicate for the train–test gap: mixes drawn uniformly from the TV ball of radius
+#: ``SHIFT_RHO`` around w₀ (fixed with the design, before any run).
+N_TEST_MIXES = 64
+SHIFT_RHO = RHO_STAR
 
 
 class PreferenceWorld(NamedTuple):
@@ -269,19 +269,58 @@ class ReplicateStudy(NamedTuple):
     bt_top: np.ndarray  # (R,)
     bt_choix_gap: float | None  # max |own Newton − choix ILSR|, first N_CHOIX replicates (None: not run)
     supports: list[list[tuple[int, ...]]]  # robust supports per replicate and radius
+    # guaranteed win rates (1 + min_j (M̄ᵀp)_j)/2, the same objective for every method (the train–test gap):
+    gwr_train: np.ndarray  # (R, n_rho) p_ρ on the train votes, reference population w₀
+    gwr_shift: np.ndarray  # (R, n_rho) p_ρ on the test votes, mean over the replicate's shifted test populations
+    gwr_same: np.ndarray  # (R, n_rho) p_ρ on the test votes, population w₀ (no shift)
+    ml_gwr: np.ndarray  # (R, 3) the ML: train, shifted test, unshifted test
+    r0_gwr: np.ndarray  # (R, 3) the robust LP at ρ = 0 (the no-robustness ablation): the same three
+    r0_heldout: np.ndarray  # (R, n_rho) worst case over the TV ball of radius ρ of p_0 on the test votes
+    bt_certified: np.ndarray  # (R,) min_j (M̂_poolᵀ e_top)_j of the BT top-1 on train (its own certificate)
+    uniform_certified: np.ndarray  # (R,) min_j (M̂_poolᵀ u)_j of the uniform lottery u on train
+
+
+def shifted_populations(w0: Any, rho: float, n: int, seed: int) -> np.ndarray:
+    """``n`` population mixes drawn uniformly from ``{w ∈ Δ_K : TV(w, w₀) ≤ ρ}`` (rejection from the uniform
+    Dirichlet(1, …, 1) on the simplex; seeded): shape (n, K)."""
+    w = _simplex("w0", w0)
+    r = number("rho", rho, 1e-3, 1.0)
+    n = integer("n", n, 1, 100_000)
+    s = integer("seed", seed, 0)
+    rng = np.random.default_rng(s)
+    out: list[np.ndarray] = []
+    while len(out) < n:
+        cand = rng.dirichlet(np.ones(w.size), size=max(16, 2 * (n - len(out))))
+        ok = 0.5 * np.abs(cand - w).sum(-1) <= r
+        out.extend(cand[ok][: n - len(out)])
+    return np.array(out)
+
+
+def _gwr(p: np.ndarray, Ms: np.ndarray, mixes: np.ndarray) -> np.ndarray:
+    """Guaranteed win rate ``(1 + min_j Σ_k w_k (M_kᵀp)_j)/2`` of ``p`` for each mix ``w`` (T, K)."""
+    C = np.einsum("kij,i->kj", Ms, p)
+    return (1.0 + (mixes @ C).min(-1)) / 2.0
 
 
 def replicate_study(world: PreferenceWorld, per_pair: int = PER_PAIR, seed: int = CHAPTER_SEEDS[0], *,
-                    replicates: int = N_REPLICATES, rhos: Any = (RHO_STAR,), with_choix: bool = True
-                    ) -> ReplicateStudy:
+                    replicates: int = N_REPLICATES, rhos: Any = (RHO_STAR,), with_choix: bool = True,
+                    test_mixes: int = N_TEST_MIXES, shift_rho: float = SHIFT_RHO) -> ReplicateStudy:
     """Train and test data for ``replicates`` replicates drawn as one batch (train = first half of a batch of
-    2R, test = second half); lotteries fitted on train, evaluated on train, test and the true margins."""
+    2R, test = second half); lotteries fitted on train, evaluated on train, test and the true margins.
+
+    The train–test gap [our reading of the secondary account]: every method is scored by the same objective, its
+    guaranteed win rate ``(1 + min_j (M̄ᵀp)_j)/2``, on the train votes of the reference population ``w₀`` and on
+    the test votes of a *shifted* test population — for replicate ``r``, ``test_mixes`` mixes drawn uniformly from
+    the TV ball of radius ``shift_rho`` (seed ``seed·1000003 + r``), averaged — and, as a control, of ``w₀``."""
     if not isinstance(world, PreferenceWorld):
         raise TypeError(f"Invalid world: {type(world).__name__} (must be a PreferenceWorld)")
     R = integer("replicates", replicates, 1, 1000)
     r = np.atleast_1d(np.asarray(to_numpy(finite_tensor("rhos", rhos)), dtype=np.float64))
     if r.ndim != 1 or r.size == 0 or (r < 0).any() or (r > 1).any():
         raise ValueError("Invalid rhos: must be a non-empty 1-D list of radii in [0, 1]")
+    seed = int(integer("seed", seed, 0))
+    T = integer("test_mixes", test_mixes, 1, 10_000)
+    srho = number("shift_rho", shift_rho, 1e-3, 1.0)
     comp = sample_comparisons(world, per_pair, seed, replicates=2 * R)
     W = comp.wins
     Mtr = margin_matrix(W[:R])  # (R, K, m, m)
@@ -308,12 +347,22 @@ def replicate_study(world: PreferenceWorld, per_pair: int = PER_PAIR, seed: int 
     mlc, mltr, mlh, mlt, btt = np.empty(R), np.empty(shape), np.empty(shape), np.empty(shape), np.empty(shape)
     tops = np.argmax(sc, axis=1)
     supports = []
+    g_tr, g_sh, g_sa, r0h = np.empty(shape), np.empty(shape), np.empty(shape), np.empty(shape)
+    ml_g, r0_g, bt_c, un_c = np.empty((R, 3)), np.empty((R, 3)), np.empty(R), np.empty(R)
+    ref = w0[None]
+    u = np.full(m, 1.0 / m)
     for i in range(R):  # inputs were validated above; the loop calls the unvalidated cores
+        mixes = shifted_populations(w0, srho, T, (seed * 1_000_003 + i) % 2**63)
         pooled = _pooled(Mtr[i], w0)
         ml = _maximal_raw(pooled)
+        r0 = _robust_raw(Mtr[i], w0, 0.0)
         mlc[i] = float((pooled.T @ ml.p).min())
+        un_c[i] = float((pooled.T @ u).min())
         e_top = np.zeros(m)
         e_top[tops[i]] = 1.0
+        bt_c[i] = float((pooled.T @ e_top).min())
+        for out, p in ((ml_g, ml.p), (r0_g, r0.p)):
+            out[i] = (_gwr(p, Mtr[i], ref)[0], _gwr(p, Mte[i], mixes).mean(), _gwr(p, Mte[i], ref)[0])
         sup = []
         for a, rho in enumerate(r):
             lot = _robust_raw(Mtr[i], w0, float(rho))
@@ -325,98 +374,10 @@ def replicate_study(world: PreferenceWorld, per_pair: int = PER_PAIR, seed: int 
             mlh[i, a] = _worst_raw(ml.p, Mte[i], w0, rho).value
             mlt[i, a] = _worst_raw(ml.p, Mtrue, w0, rho).value
             btt[i, a] = _worst_raw(e_top, Mtrue, w0, rho).value
+            r0h[i, a] = _worst_raw(r0.p, Mte[i], w0, rho).value
+            g_tr[i, a] = _gwr(lot.p, Mtr[i], ref)[0]
+            g_sh[i, a] = _gwr(lot.p, Mte[i], mixes).mean()
+            g_sa[i, a] = _gwr(lot.p, Mte[i], ref)[0]
         supports.append(sup)
-    return ReplicateStudy(r, comp.per_group, cert, held, tru, mlc, mltr, mlh, mlt, btt, tops, gap, supports)
-
-
-# -- verdict rows built in src (the chapter shows exactly these) ---------------------------------------------
-def world_verdicts(sw: WorldSweep, world: PreferenceWorld) -> Verdicts:
-    """Deterministic rows on the true margins of one world."""
-    if not isinstance(sw, WorldSweep) or not isinstance(world, PreferenceWorld):
-        raise TypeError("Invalid sw/world: must be a WorldSweep and the PreferenceWorld it was computed from")
-    v = Verdicts("robust lotteries: true-P rows", display=False)
-    r = sw.rhos
-    i0 = int(np.argmin(np.abs(r)))
-    v.less("ρ = 0 recovers the maximal lottery: max_i |p_0,i − p_ML,i|", float(np.abs(sw.robust[i0].p - sw.ml.p).max()),
-           1e-7, kind="reproduces", source="secondary",
-           note="two different LPs (robust dual form on the K slices vs Fishburn's LP on the pooled M̄); the pooled "
-                "maximal lottery is unique here (model A is the pooled Condorcet winner), so the two solutions must "
-                "coincide up to HiGHS tolerance (1e-10)")
-    lp = np.array([x.value for x in sw.robust])
-    v.less("dual-form LP = vertex-form LP at every ρ (max |Δ| over the 13 radii)",
-           float(np.abs(lp - sw.vertex_values).max()), 1e-7, kind="consistency", source="reconstruction",
-           note="LP duality for the inner TV minimum vs enumeration of the TV-ball vertices; HiGHS tolerances 1e-10")
-    v.less("closed-form worst case of p_ρ = its LP value (max |Δ| over ρ)",
-           float(np.abs(sw.worst_robust - lp).max()), 1e-8, kind="consistency", source="reconstruction",
-           note="greedy mass transfer evaluated at the LP's p vs the LP's objective t")
-    v.greater("robust lottery's worst case ≥ the ML's worst case at every ρ (min over ρ of the difference)",
-              float((sw.worst_robust - sw.worst_ml).min()), -1e-9, kind="consistency", source="reconstruction",
-              note="optimality of p_ρ; both sides by the closed form, −1e-9 for LP feasibility error")
-    i4 = int(np.argmin(np.abs(r - RHO_STAR)))
-    gain = float(sw.worst_robust[i4] - sw.worst_ml[i4])
-    v.greater(f"worst-case value at ρ = {r[i4]:g}: robust − ML lottery (true P)", gain, 0.05,
-              kind="reproduces", source="secondary",
-              note="'robust lotteries give more reliable win-rate guarantees' [secondary]; game-value units (twice the "
-                   "win-rate gain); both worst cases by the closed form; threshold 0.05 fixed in the chapter's "
-                   "issue before this run")
-    v.less("robust value non-increasing in ρ (max increase between consecutive radii)",
-           float(np.diff(lp).max()), 1e-9, kind="consistency", source="reconstruction",
-           note="the TV balls are nested; slack 1e-9 for LP tolerance")
-    P = np.asarray(to_numpy(world.P), dtype=np.float64)
-    worst = float(P[:, sw.bt_top, :].min())
-    k, j = np.unravel_index(int(np.argmin(P[:, sw.bt_top, :])), P[:, sw.bt_top, :].shape)
-    v.less(f"the BT top model ({sw.bt_top}) loses to some model in some group: min_k,j P_k[top, j] "
-           f"(group {k}, model {j})", worst, 0.5, kind="reproduces", source="paper",
-           note="a total order hides heterogeneous preferences [paper]; exact on the true P")
-    return v
-
-
-def replicate_verdicts(st: ReplicateStudy) -> Verdicts:
-    """The rows of the sampled study (the chapter shows them; the seed-robustness test re-runs them)."""
-    if not isinstance(st, ReplicateStudy):
-        raise TypeError(f"Invalid st: {type(st).__name__} (must be a ReplicateStudy)")
-    if st.certified.shape[0] < 2:
-        raise ValueError("Invalid st: needs at least 2 replicates (a standard error is taken over them)")
-    v = Verdicts("robust lotteries: sampled rows", display=False)
-    R = st.certified.shape[0]
-    a = int(np.argmin(np.abs(st.rhos - RHO_STAR)))
-    v.greater(f"maximal lottery is unexploitable on the sampled pooled M̂: min_j (M̂ᵀp)_j, worst of {R} replicates",
-              float(st.ml_certified.min()), -1e-9, kind="reproduces", source="paper",
-              note="Fishburn's guarantee (a draw wins ≥ ½ against any opponent) checked by a best-response scan of "
-                   "Mᵀp, not by the LP's own objective; −1e-9 for LP feasibility error")
-    if st.bt_choix_gap is not None:
-        v.less(f"own Newton BT = choix ILSR on the pooled train votes (max |Δs|, first {min(R, N_CHOIX)} replicates)",
-               st.bt_choix_gap, 1e-6, kind="consistency", source="derived",
-               note="two algorithms for the same MLE (Newton to |∇| ≤ 1e-13·N, ILSR to an L1 step of 1e-12)")
-    z = z_threshold(1e-3)
-    d = (st.heldout[:, a] - st.ml_heldout[:, a]) / 2.0  # win-rate units
-    se = float(d.std(ddof=1) / math.sqrt(R))
-    v.greater(f"held-out worst-case win rate at ρ = {st.rhos[a]:g}: robust − ML, mean over {R} replicates "
-              f"(bound = z·SE, z = {z:.2f})", float(d.mean()), z * se, kind="reproduces", source="secondary",
-              note=f"replicates iid (independent train and test draws), SE = sd/√{R} = {se:.4f}; the bound is z·SE "
-                   "with z = z_threshold(1e-3), so a zero effect passes with probability ≤ 5e-4 (one-sided)")
-    gap_rob = (st.certified[:, a] - st.heldout[:, a]) / 2.0
-    gap_ml = (st.ml_certified - st.ml_heldout[:, a]) / 2.0
-    se_r = float(gap_rob.std(ddof=1) / math.sqrt(R))
-    se_m = float(gap_ml.std(ddof=1) / math.sqrt(R))
-    v.less(f"train-to-held-out gap at ρ = {st.rhos[a]:g}: robust mean + z·SE vs ¼·(ML mean − z·SE)",
-           float(gap_rob.mean() + z * se_r), float((gap_ml.mean() - z * se_m) / 4.0), kind="reproduces",
-           source="secondary", paper="gap ~6 % → ~2 % (LMArena/HUMAINE, [secondary])",
-           note="gap = certified train win rate − held-out worst-case win rate at ρ; the ML certifies ½ on the "
-                "reference population, the robust lottery its LP value on the TV ball; both sides one-sided z·SE "
-                "(false alarm ≤ 1e-3 in total)")
-    return v
-
-
-def seeded_verdicts(seed: int) -> Verdicts:
-    """Exactly the sampled rows the chapter shows, for ``seed`` (20 replicates of 500 votes per pair and group on
-    average; the world of seed 0)."""
-    s = integer("seed", seed, 0)
-    st = replicate_study(preference_world(), PER_PAIR, s)
-    return replicate_verdicts(st)
-
-
-def deterministic_verdicts() -> Verdicts:
-    """The true-P rows of the chapter's default world."""
-    world = preference_world()
-    return world_verdicts(world_sweep(world), world)
+    return ReplicateStudy(r, comp.per_group, cert, held, tru, mlc, mltr, mlh, mlt, btt, tops, gap, supports,
+                          g_tr, g_sh, g_sa, ml_g, r0_g, r0h, bt_c, un_c)
