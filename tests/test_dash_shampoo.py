@@ -366,6 +366,108 @@ def test_deterministic_verdicts_hold():
     assert deterministic_verdicts().passed
 
 
+# ----------------------------------------------------------------------------------- held-out headline
+def test_train_heldout_pairs_split_start_and_schedule():
+    from theorybook.dash_shampoo.experiment import train_heldout
+
+    a = train_heldout("ndb", steps=20, eval_every=5, hidden=8, batch=16, seed=3)
+    b = train_heldout("cn", steps=20, eval_every=5, hidden=8, batch=16, seed=3)
+    c = train_heldout("cn", steps=20, eval_every=5, hidden=8, batch=16, seed=4)
+    assert a.eval_steps == b.eval_steps == [0, 5, 10, 15, 20]
+    assert a.heldout[0] == b.heldout[0]  # same split and initial weights: identical step-0 held-out loss
+    assert c.heldout[0] != b.heldout[0]  # another seed draws another split and start
+    assert a.heldout[-1] < a.heldout[0] and len(a.train.loss) == 20
+
+
+def test_heldout_loss_is_the_cross_entropy_on_the_held_out_rows():
+    """Step 0 of the held-out curve equals a hand computation on the same split and initial weights."""
+    from theorybook.dash_shampoo.experiment import _mlp, digits_problem, train_heldout
+    from theorybook.device import seed_everything
+
+    run = train_heldout("cn", steps=1, eval_every=1, holdout=100, hidden=8, batch=16, seed=11)
+    X, y = digits_problem("cpu")
+    gen = seed_everything(11)
+    perm = torch.randperm(X.shape[0], generator=gen)
+    params = _mlp(8, gen, "cpu", torch.float32)
+    h = X[perm[:100]]
+    for W, b in zip(params[0:-2:2], params[1:-2:2], strict=True):
+        h = torch.tanh(h @ W.T + b)
+    ref = torch.nn.functional.cross_entropy(h @ params[-2].T + params[-1], y[perm[:100]]).item()
+    assert run.heldout[0] == pytest.approx(ref, rel=1e-6)
+
+
+def _fake_results(ratios):
+    """Held-out curves where method 'A' is ``ratio`` × method 'B' per seed (B = 1 everywhere)."""
+    from theorybook.dash_shampoo.experiment import HeldoutRun, TrainRun
+
+    def run(vals, label):
+        return HeldoutRun([0, 10, 20], [1.0, *vals], TrainRun([], 0.0, label), label)
+
+    return {"A": [run([r, r], "A") for r in ratios], "B": [run([1.0, 1.0], "B") for _ in ratios]}
+
+
+def test_heldout_stats_closed_form():
+    from theorybook.dash_shampoo.verdicts import heldout_stats
+
+    ratios = [1.01, 1.02, 1.03, 1.04]
+    st = heldout_stats(_fake_results(ratios), "A", "B")
+    r = 100 * (np.array(ratios) - 1)
+    assert st["r"] == pytest.approx(r)
+    assert st["mean"] == pytest.approx(2.5)
+    assert st["t"] == pytest.approx(r.mean() / (r.std(ddof=1) / 2))
+    with pytest.raises(ValueError, match="comparison"):
+        heldout_stats(_fake_results(ratios), "A", "C")
+
+
+def test_t_threshold_is_student_t_with_bonferroni():
+    from scipy.stats import t as student_t
+
+    from theorybook.check import z_threshold
+    from theorybook.dash_shampoo.verdicts import t_threshold
+
+    thr = t_threshold(6, 4)
+    assert student_t.sf(thr, 5) == pytest.approx(1e-3 / 8)
+    assert thr > z_threshold(1e-3, 4)  # few seeds: heavier tails than the Gaussian
+    for bad in (1, 0, 2.5, True):
+        with pytest.raises((TypeError, ValueError)):
+            t_threshold(bad)
+
+
+def test_headline_rows_fail_when_ndb_wins():
+    """The control of the headline design: if NDB were better per step (the paper's claim), the differs rows
+    (which assert t ≥ threshold) must fail — the rows can come out for the paper."""
+    from theorybook.dash_shampoo import verdicts as vd
+
+    def results(sign):
+        base = _fake_results([1.0] * 6)["B"]
+        out = {}
+        for label, shift in (("CN-fro", 0.0), ("EVD", 0.004), ("NDB-fro", 0.05), ("NDB-pim", 0.06)):
+            out[label] = [run._replace(heldout=[1.0] + [1.0 + sign * shift + 1e-4 * k * (shift > 0)] * 2)
+                          for k, run in enumerate(base)]
+        return out
+
+    ours = vd.heldout_verdicts(results(+1))
+    assert ours.passed and ours.counts()["differs"] == 3
+    theirs = vd.heldout_verdicts(results(-1))
+    failed = {r.claim.split(":")[0] for r in theirs.failures}
+    assert failed == {"NDB-fro vs CN-fro", "NDB-pim vs CN-fro", "NDB-fro vs EVD", "EVD vs CN-fro"}
+
+
+def test_solver_reproduction_control_fails():
+    """The do-nothing control of the Newton–DB row (its start s^(−1/4)·I) is far from A^(−1/4)."""
+    A = spd_stack(4, 64, 40.0, seed=0, dtype=torch.float32)
+    start = scale(A, "fro").rsqrt().sqrt() * torch.eye(64)
+    assert relative_error(start, reference_root(A, 4)) > 0.1
+
+
+def test_paper_claims_are_declared_and_tested():
+    from theorybook.dash_shampoo import verdicts as vd
+
+    ids = {c.id for c in vd.PAPER_CLAIMS}
+    tested = {c.id for c in vd.PAPER_CLAIMS if not c.quoted_only}
+    assert tested == {"solvers", "ndb_best"} and "speedup" in ids
+
+
 # ----------------------------------------------------------------------------------- optimizer as people use it
 def _model_params(seed=0, dtype=torch.float32):
     """A 2-D weight, a 1-D bias, a 3-D and a 4-D (conv-like) weight."""

@@ -354,9 +354,53 @@ def test_eta4_law_on_actual_steps():
     assert law["identity"] < 1e-13
 
 
+def test_eta4_control_has_slope_two():
+    """The ablation control of the η⁴ rows: λ = 1/4 leaves the linear term (1 − 2λ)E, so the slope is 2 and the
+    row's test (|slope − 4| ≤ 0.05) fails on it."""
+    from theorybook.pogo_orthogonal.verdicts import LAM_CONTROL, eta4_law
+
+    ctl = eta4_law(0, lam=LAM_CONTROL)
+    assert ctl["slope"] == pytest.approx(2.0, abs=0.05)
+    assert ctl["max_rel_dev"] > 1.0
+    with pytest.raises(ValueError):
+        eta4_law(0, lam=1.5)
+
+
+def test_vadam_feasibility_control_fails():
+    """POGO-VectorAdam with the ablated λ = 1/4 leaves the manifold (well above the float32 level)."""
+    from theorybook.pogo_orthogonal.verdicts import F32_LEVEL, LAM_CONTROL, PROCRUSTES
+
+    prob = po.procrustes_problem(8, 8, 1, dtype=torch.float32)
+    tr = po.run_method(prob, "pogo-vadam", PROCRUSTES["lr_vadam"], 60, lam=LAM_CONTROL)
+    ok = po.run_method(prob, "pogo-vadam", PROCRUSTES["lr_vadam"], 60)
+    assert tr.max_infeas > 10 * F32_LEVEL > ok.max_infeas
+
+
+def test_first_step_regime_and_prediction():
+    from theorybook.pogo_orthogonal.verdicts import first_step, step1_prediction
+
+    f = first_step(0, 0.5)
+    assert f["prediction"] == step1_prediction(0, 0.5)
+    assert first_step(0, 0.25)["eta_psi"] == pytest.approx(f["eta_psi"] / 2)
+    # the η⁴ law in the prediction: halving η divides it by ≈ 16 while η‖Ψ‖ is small
+    small = first_step(0, 0.01)["prediction"] / first_step(0, 0.005)["prediction"]
+    assert small == pytest.approx(16.0, rel=0.01)
+
+
 def test_deterministic_verdicts_hold_and_count_six_products():
     v = po.deterministic_verdicts()
-    assert v.passed and any(r.kind == "differs" and r.measured == "6" for r in v.rows)
+    assert v.passed and any(r.kind == "consistency" and r.measured == "6" for r in v.rows)
+    assert not any(r.kind in ("reproduces", "differs") for r in v.rows)
+
+
+def test_paper_claims_and_chapter_table():
+    from theorybook.pogo_orthogonal import verdicts as vd
+
+    tested = {c.id for c in vd.PAPER_CLAIMS if not c.quoted_only}
+    assert tested == {"feasible", "adaptive", "landing"}
+    v = vd.chapter_verdicts(po.CHAPTER_SEEDS[0])
+    assert v.passed and {r.tests for r in v.rows if r.tests} == tested
+    assert all(r.controls for r in v.rows if r.kind == "reproduces")
 
 
 def test_seeded_verdicts_for_chapter_seed():

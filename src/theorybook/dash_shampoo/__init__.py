@@ -89,4 +89,29 @@ FUZZ_BASE.update({
     "render": {"block_size": 16},
     "explorer": {"block_size": 16},
     "operation_counts": {"size": 8, "blocks": 1},
+    "train_heldout": {"steps": 2, "eval_every": 1, "hidden": 8, "batch": 8},
+    "heldout_comparison": {"configs": (("cn", "fro"),), "seeds": (0, 1), "steps": 2, "eval_every": 1, "hidden": 8,
+                           "batch": 8},
+    "heldout_results": {"n_seeds": 2, "steps": 2},
+    "t_threshold": {"n": 6},
+})
+
+
+def _fuzz_heldout() -> dict:
+    """Synthetic held-out curves (3 seeds, no training) for the fuzz test's calls of the verdict builders."""
+    from .experiment import HeldoutRun, TrainRun
+
+    def run(label: str, level: float, k: int) -> HeldoutRun:
+        return HeldoutRun([0, 10, 20], [2.3, level + 0.01 * k, level - 0.1 + 0.01 * k], TrainRun([], 0.0, label), label)
+
+    return {lab: [run(lab, lvl, k) for k in range(3)]
+            for lab, lvl in (("NDB-fro", 1.05), ("NDB-pim", 1.06), ("CN-fro", 1.0), ("EVD", 1.01))}
+
+
+_HELDOUT = _fuzz_heldout()
+FUZZ_BASE.update({
+    "heldout_stats": {"results": _HELDOUT, "a": "NDB-fro", "b": "CN-fro"},
+    "heldout_verdicts": {"results": _HELDOUT},
+    "seeded_verdicts": {"heldout": _HELDOUT},
+    "chapter_verdicts": {"heldout": _HELDOUT},
 })

@@ -33,14 +33,17 @@ from .solvers import (
 )
 
 __all__ = [
+    "HeldoutRun",
     "TrainRun",
     "digits_problem",
+    "heldout_comparison",
     "error_curve",
     "iterations_to_target",
     "median_time",
     "solve_loop",
     "solve_stacked",
     "stacking_speedup",
+    "train_heldout",
     "train_shampoo",
 ]
 
@@ -229,14 +232,18 @@ def train_shampoo(method: str = "ndb", scaling: str = "fro", *, steps: int = 200
                            if method in ("ndb", "cn") else method.upper())
 
 
-def _train_loop(params, opt, X, y, gen, steps: int, batch: int, device, label: str) -> TrainRun:
+def _forward(params, h: torch.Tensor) -> torch.Tensor:
+    for W, b in zip(params[0:-2:2], params[1:-2:2], strict=True):
+        h = torch.tanh(h @ W.T + b)
+    return h @ params[-2].T + params[-1]
+
+
+def _train_loop(params, opt, X, y, gen, steps: int, batch: int, device, label: str,
+                on_step: Callable[[int], None] | None = None) -> TrainRun:
     losses, times, diverged = [], [], False
-    for _ in range(steps):
+    for t in range(steps):
         idx = torch.randint(0, X.shape[0], (batch,), generator=gen).to(device)
-        h = X[idx]
-        for W, b in zip(params[0:-2:2], params[1:-2:2], strict=True):
-            h = torch.tanh(h @ W.T + b)
-        loss = torch.nn.functional.cross_entropy(h @ params[-2].T + params[-1], y[idx])
+        loss = torch.nn.functional.cross_entropy(_forward(params, X[idx]), y[idx])
         if not math.isfinite(loss.item()):
             diverged = True
             break
@@ -246,5 +253,85 @@ def _train_loop(params, opt, X, y, gen, steps: int, batch: int, device, label: s
         opt.step()
         times.append(time.perf_counter() - t0)
         losses.append(loss.item())
+        if on_step is not None:
+            on_step(t + 1)
     ms = 1e3 * statistics.median(times) if times else 0.0
     return TrainRun(losses, ms, label, diverged)
+
+
+# --------------------------------------------------------------------------------------- held-out comparison
+class HeldoutRun(NamedTuple):
+    """Held-out cross-entropy at ``eval_steps`` (step 0 = the initialisation), the training run, and its label."""
+
+    eval_steps: list[int]
+    heldout: list[float]
+    train: TrainRun
+    label: str
+
+
+def train_heldout(method: str = "ndb", scaling: str = "fro", *, steps: int = 120, eval_every: int = 10,
+                  holdout: int = 597, iters: int = 10, eps: float | None = None, lr: float = 1e-3,
+                  block_size: int = 64, hidden: int = 64, batch: int = 128, seed: int = 0,
+                  optimizer: str = "shampoo", device=None) -> HeldoutRun:
+    """Train the MLP of :func:`train_shampoo` on a random split of digits and measure the loss on the rest.
+
+    The split (``holdout`` samples held out, the rest trained on), the initialisation and the minibatches are
+    drawn from ``seed``, so two methods run with the same seed see the same split, start and minibatches. The
+    held-out cross-entropy (no gradient) is taken at step 0 and every ``eval_every`` optimizer steps."""
+    validate.one_of("method", method, METHODS)
+    validate.one_of("scaling", scaling, SCALINGS)
+    validate.one_of("optimizer", optimizer, ("shampoo", "adam"))
+    steps = validate.integer("steps", steps, 1, 100_000)
+    eval_every = validate.integer("eval_every", eval_every, 1, steps)
+    holdout = validate.integer("holdout", holdout, 1, 1797 - 1)
+    hidden = validate.integer("hidden", hidden, 1, 4096)
+    batch = validate.integer("batch", batch, 1, 1797)
+    iters = validate.integer("iters", iters, 1, MAX_ITERS)
+    block_size = validate.integer("block_size", block_size, 1)
+    seed = validate.integer("seed", seed, 0, 2**63 - 1)
+    lr = validate.number("lr", lr, 0.0, math.inf, low_open=True)
+    if eps is not None:
+        eps = validate.number("eps", eps, 0.0, math.inf)
+    device = resolve_device(device)
+    X, y = digits_problem(device)
+    gen = seed_everything(seed)
+    perm = torch.randperm(X.shape[0], generator=gen).to(device)
+    Xh, yh, Xt, yt = X[perm[:holdout]], y[perm[:holdout]], X[perm[holdout:]], y[perm[holdout:]]
+    params = _mlp(hidden, gen, device, torch.float32)
+    if optimizer == "adam":
+        opt = torch.optim.Adam(params, lr=lr)
+        label = "Adam"
+    else:
+        eps = (1e-10 if method in ("evd", "chebyshev") else 0.0) if eps is None else eps
+        opt = Shampoo(params, lr=lr, method=method, scaling=scaling, iters=iters, eps=eps, block_size=block_size)
+        label = f"{method.upper()}-{scaling}" if method in ("ndb", "cn") else method.upper()
+    marks, held = [], []
+
+    def evaluate(t: int) -> None:
+        if t % eval_every == 0:
+            with torch.no_grad():
+                held.append(torch.nn.functional.cross_entropy(_forward(params, Xh), yh).item())
+            marks.append(t)
+
+    with one_thread(device):
+        evaluate(0)
+        run = _train_loop(params, opt, Xt, yt, gen, steps, batch, device, label, on_step=evaluate)
+    return HeldoutRun(marks, held, run, label)
+
+
+def heldout_comparison(configs: tuple[tuple[str, str], ...] = (("ndb", "fro"), ("cn", "fro"), ("evd", "fro")),
+                       seeds: tuple[int, ...] = (0, 1, 2, 3, 4, 5, 6, 7), device=None,
+                       **kw) -> dict[str, list[HeldoutRun]]:
+    """:func:`train_heldout` for every (method, scaling) in ``configs`` and every seed: ``{label: [run per
+    seed]}``, runs of one seed paired (same split, start and minibatches)."""
+    if not isinstance(configs, tuple | list) or not configs or not all(
+            isinstance(c, tuple | list) and len(c) == 2 for c in configs):
+        raise TypeError(f"Invalid configs: {configs!r} (must be a non-empty tuple of (method, scaling) pairs)")
+    if not isinstance(seeds, tuple | list) or not seeds:
+        raise TypeError(f"Invalid seeds: {seeds!r} (must be a non-empty tuple of integers)")
+    seeds = tuple(validate.integer("seed", s, 0, 2**63 - 1) for s in seeds)
+    out: dict[str, list[HeldoutRun]] = {}
+    for method, scaling in configs:
+        runs = [train_heldout(method, scaling, seed=s, device=device, **kw) for s in seeds]
+        out[runs[0].label] = runs
+    return out

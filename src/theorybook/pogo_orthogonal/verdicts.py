@@ -1,9 +1,10 @@
-r"""The POGO chapter's verdict rows, built here so that the seed-robustness test can re-run them.
+r"""Every row the POGO chapter shows, built here so that the chapter, the seed-robustness test and the ledger read
+the same builders.
 
 :func:`seeded_verdicts` builds every row that depends on a random draw (the Procrustes problems and their
 random starts) for one seed; :func:`deterministic_verdicts` builds the rows without randomness (operation
-counts, sympy). The chapter shows both with ``seed = CHAPTER_SEEDS[0]``. Tolerances are fixed in the code below
-from the error model in each row's note; no row involves wall-clock time.
+counts, sympy). The chapter shows both in one table (:func:`chapter_verdicts`, ``seed = CHAPTER_SEEDS[0]``).
+Every tolerance is fixed below with its provenance (``basis``); no row involves wall-clock time.
 
 The experiment (:data:`PROCRUSTES`): ``b`` float32 orthogonal Procrustes problems of size ``p × p``, POGO-SGD and
 Landing at :math:`\eta = 1/L`, POGO-VectorAdam at :math:`\eta = 0.1`, ``steps`` steps each.
@@ -16,7 +17,7 @@ import math
 import torch
 
 from .. import validate
-from ..check import Verdicts
+from ..check import Control, PaperClaim, Verdicts
 from ..device import one_thread, resolve_device, to_numpy
 from ..fit import loglog_slope
 from .dynamics import (
@@ -31,8 +32,8 @@ from .dynamics import (
 )
 from .theory import derive_correction_error, derive_quartic_coefficients, derive_tangent_gram, infeasibility_order
 
-__all__ = ["CHAPTER_SEEDS", "PROCRUSTES", "deterministic_verdicts", "eta4_law", "procrustes_runs",
-           "seeded_verdicts"]
+__all__ = ["CHAPTER_SEEDS", "PAPER_CLAIMS", "PROCRUSTES", "chapter_verdicts", "deterministic_verdicts", "eta4_law",
+           "first_step", "procrustes_runs", "seeded_verdicts", "step1_prediction"]
 
 #: The seed(s) the chapter itself uses (the seed-robustness test draws unseen ones).
 CHAPTER_SEEDS = (0,)
@@ -40,6 +41,26 @@ CHAPTER_SEEDS = (0,)
 PROCRUSTES = {"b": 32, "p": 16, "steps": 150, "lr_vadam": 0.1}
 #: float32 feasibility level: ≈ 10·p·ε₃₂ for p = 16 (the round-off of forming XXᵀ, with a 10× margin).
 F32_LEVEL = 1e-5
+#: The λ of the ablation control: a correction that leaves the linear term (1 − 2λ)E of the infeasibility.
+LAM_CONTROL = 0.25
+
+PAPER_CLAIMS: tuple[PaperClaim, ...] = (
+    PaperClaim("feasible", "POGO effectively meets the orthogonality constraints and, in practice, keeps "
+               "orthogonality at all times."),
+    PaperClaim("adaptive", "POGO lets modern adaptive optimizers be used on orthogonal matrices."),
+    PaperClaim("landing", "Landing (Ablin et al., 2024), which POGO revisits, relaxes orthogonality: its iterate "
+               "is only attracted to the manifold."),
+    PaperClaim("five_products", "A POGO step costs 5 matrix products and is GPU-friendly.", quoted_only=True,
+               why="both counting conventions fit our step: six full products as written (the flop counter), or "
+                   "five product-equivalents if the two symmetric Gram products count half (syrk); a count "
+                   "cannot tell which convention the paper uses"),
+    PaperClaim("cheap", "POGO costs little or nothing extra per step.", quoted_only=True,
+               why="a wall-clock claim; step times come from bench/pogo.py and are shown, not tested"),
+    PaperClaim("hyperparameters", "POGO reduces the number of hyperparameters (Landing's λ and safe-step ε go).",
+               quoted_only=True, why="a design property of the update (only η remains), true by construction"),
+    PaperClaim("scale", "POGO optimises thousands of orthogonal matrices in minutes where alternatives take hours.",
+               quoted_only=True, why="GPU wall-clock at the paper's scale; not measurable on this CPU"),
+)
 
 
 def procrustes_runs(seed: int, methods: tuple[str, ...] = ("pogo-sgd", "pogo-vadam", "landing"),
@@ -54,7 +75,7 @@ def procrustes_runs(seed: int, methods: tuple[str, ...] = ("pogo-sgd", "pogo-vad
     return {m: run_method(prob, m, special.get(m, lr), PROCRUSTES["steps"]) for m in methods}, lr
 
 
-def eta4_law(seed: int, n_eta: int = 9, device=None) -> dict[str, object]:
+def eta4_law(seed: int, n_eta: int = 9, device=None, lam: float = 0.5) -> dict[str, object]:
     r"""One POGO-SGD step (the optimiser itself, float64) from the start :math:`X_0` of the seed's Procrustes
     problems along their actual gradient, for η with :math:`\eta\max_i\lVert\Psi_i\rVert_2` from 3e-3 to 1e-1.
 
@@ -64,10 +85,12 @@ def eta4_law(seed: int, n_eta: int = 9, device=None) -> dict[str, object]:
     ``slope``
     and its ``stderr``, and ``bound``: the rigorous relative gap between measured and leading,
     :math:`(\eta_{\max}\lVert\Psi\rVert_2)^2/3` (from :math:`\lVert\tfrac14E^3\rVert\le\tfrac13\lVert E\rVert_2
-    \lVert\tfrac34E^2\rVert`).
+    \lVert\tfrac34E^2\rVert`). ``lam`` ≠ ½ (the ablation control) makes the same measurement with the
+    correction :math:`X^+ = M + \lambda(M - MM^\top M)`, whose infeasibility keeps the term :math:`(1-2\lambda)E`.
     """
     seed = validate.integer("seed", seed, 0, 2**63 - 1)
     n_eta = validate.integer("n_eta", n_eta, 3, 200)
+    lam = validate.number("lam", lam, 0.0, 1.0, low_open=True, high_open=True)
     device = resolve_device(device)
     prob = procrustes_problem(PROCRUSTES["b"], PROCRUSTES["p"], seed, device=device)
     X0, G0 = prob.X0, prob.grad(prob.X0)
@@ -78,7 +101,7 @@ def eta4_law(seed: int, n_eta: int = 9, device=None) -> dict[str, object]:
     for eta in etas.tolist():
         param = torch.nn.Parameter(X0.clone())
         param.grad = G0.clone()
-        POGO([param], eta).step()
+        POGO([param], eta, lam=lam).step()
         measured.append(float(infeasibility(param.detach()).max()))
     meas1, ident1 = one_step_infeasibility(X0[0], Psi[0], etas.to(device))
     identity = float((meas1 - ident1).abs().max())
@@ -92,77 +115,106 @@ def eta4_law(seed: int, n_eta: int = 9, device=None) -> dict[str, object]:
             "max_rel_dev": max(abs(m / lv - 1) for m, lv in zip(measured, leading, strict=True))}
 
 
-def step1_prediction(seed: int, lr: float, device=None) -> float:
-    r"""The lemma's infeasibility after POGO-SGD's first step: :math:`\max_i\lVert-\tfrac34E_i^2+\tfrac14E_i^3
-    \rVert_F` with :math:`E_i=\eta^2\Psi_i\Psi_i^\top` at :math:`X_0` (float64, same problems as the run)."""
+def first_step(seed: int, lr: float, device=None) -> dict[str, float]:
+    r"""POGO-SGD's first step on the seed's Procrustes problems (float64, at :math:`X_0`): ``eta_psi`` =
+    :math:`\eta\max_i\lVert\Psi_i\rVert_2` (the step-size regime) and ``prediction`` = the lemma's infeasibility
+    :math:`\max_i\lVert-\tfrac34E_i^2+\tfrac14E_i^3\rVert_F` with :math:`E_i=\eta^2\Psi_i\Psi_i^\top`."""
     seed = validate.integer("seed", seed, 0, 2**63 - 1)
     lr = validate.number("lr", lr, 0.0, 1e6, low_open=True)
     prob = procrustes_problem(PROCRUSTES["b"], PROCRUSTES["p"], seed, device=resolve_device(device))
     Psi0 = relative_gradient(prob.X0, prob.grad(prob.X0))
     E0 = lr**2 * Psi0 @ Psi0.mT
-    return float(torch.linalg.matrix_norm(-0.75 * E0 @ E0 + 0.25 * E0 @ E0 @ E0).max())
+    return {"eta_psi": lr * float(torch.linalg.matrix_norm(Psi0, ord=2).max()),
+            "prediction": float(torch.linalg.matrix_norm(-0.75 * E0 @ E0 + 0.25 * E0 @ E0 @ E0).max())}
+
+
+def step1_prediction(seed: int, lr: float, device=None) -> float:
+    r"""The lemma's infeasibility after POGO-SGD's first step (``first_step(seed, lr)["prediction"]``)."""
+    return first_step(seed, lr, device)["prediction"]
 
 
 def deterministic_verdicts() -> Verdicts:
-    """Rows without randomness: product counts (flop counter) and the sympy derivations."""
+    """Rows without randomness: product counts of our code (flop counter) and the sympy derivations."""
     v = Verdicts("POGO: counts and algebra", display=False)
     n_pogo, n_landing = product_count("pogo", 4, 16, 16), product_count("landing", 4, 16, 16)
-    v.equal("matrix products per POGO step (flop counter, λ = ½)", round(n_pogo, 6), 6.0, kind="differs",
-            source="paper", paper="5 matrix products (abstract)",
-            note="XXᵀ, (XXᵀ)G̃, XG̃ᵀ, (XG̃ᵀ)X, MMᵀ, (MMᵀ)M as written in the authors' code; 5 only if a Gram product "
-                 "counts half (syrk) — our reading, not the paper's text")
-    v.equal("matrix products per Landing step (flop counter)", round(n_landing, 6), 5.0, kind="consistency",
-            source="derived", note="the same four products for Ψ, plus (XXᵀ − I)X")
+    v.equal("matrix products per POGO step of our code (flop counter, λ = ½)", round(n_pogo, 6), 6.0,
+            kind="consistency", source="derived",
+            note="XXᵀ, (XXᵀ)G̃, XG̃ᵀ, (XG̃ᵀ)X, MMᵀ, (MMᵀ)M, as in the authors' code. The paper's '5' fits too if "
+                 "the two Gram products count half (syrk), so this is not a difference; it checks that our step "
+                 "makes no hidden product")
+    v.equal("matrix products per Landing step of our code (flop counter)", round(n_landing, 6), 5.0,
+            kind="consistency", source="derived", note="the same four products for Ψ, plus (XXᵀ − I)X")
     corr, gram = derive_correction_error(), derive_tangent_gram()
     v.true("X⁺X⁺ᵀ − I = −¾E² + ¼E³ at λ = ½ (sympy)", corr["holds"], kind="consistency", source="derived",
-           measured=str(corr["half"]))
+           measured=str(corr["half"]), note="the lemma behind the η⁴ rows")
     v.true("MMᵀ = I + η²ΨΨᵀ for orthonormal X and tangent Ψ (non-commutative sympy)", gram["holds"],
-           kind="consistency", source="derived")
+           kind="consistency", source="derived", note="why E = η²ΨΨᵀ in the lemma")
     v.equal("leading power of η in the one-step infeasibility (sympy)", infeasibility_order(), 4,
             kind="consistency", source="derived")
     v.true("quartic q(λ) coefficients = the code's formulas (generic symbolic 2×2)",
            derive_quartic_coefficients(2, 2)["holds"], kind="consistency", source="paper",
-           note="the coefficient formulas are the authors' (code); checked by expansion")
+           note="the coefficient formulas are the authors' (code); checked by expansion, since our optional "
+                "quartic λ uses them")
     return v
 
 
 def _seeded(seed: int, device=None) -> Verdicts:
-    """The rows of :func:`seeded_verdicts` (about 0.5 s on one CPU core)."""
+    """The rows of :func:`seeded_verdicts` (about 0.6 s on one CPU core)."""
     seed = validate.integer("seed", seed, 0, 2**63 - 1)
     v = Verdicts(f"POGO: seeded rows (seed {seed})", display=False)
     law = eta4_law(seed, device=device)
+    ctl = eta4_law(seed, device=device, lam=LAM_CONTROL)
     v.close("η⁴ law: log-log slope of one-step infeasibility (POGO step from X₀ along the actual gradient)",
-            law["slope"], 4.0, atol=0.05, kind="reproduces", source="derived",
-            note=f"9 step sizes, η‖Ψ‖₂ ∈ [3e-3, 0.1], float64; the E³ term biases the slope by ≤ "
-                 f"{law['bound']:.1e}, round-off by < 1e-4 (fit stderr {law['stderr']:.1e})")
+            law["slope"], 4.0, atol=0.05, kind="consistency", source="derived",
+            basis=f"model: the E³ term biases the slope by ≤ {law['bound']:.1e} and float64 round-off by < 1e-4 "
+                  f"(fit stderr {law['stderr']:.1e}); 0.05 is ≥ 10× both",
+            control=Control(f"the same step with λ = {LAM_CONTROL} (linear term (1 − 2λ)E survives)",
+                            ctl["slope"]),
+            note="checks our lemma on the optimiser itself: 9 step sizes, η‖Ψ‖₂ ∈ [3e-3, 0.1], float64")
     v.less("one-step infeasibility ÷ leading term ¾η⁴‖(ΨΨᵀ)²‖_F: max |ratio − 1|", law["max_rel_dev"],
-           law["bound"] + 1e-6, kind="reproduces", source="derived",
-           note="bound (η_max‖Ψ‖₂)²/3 from ‖¼E³‖_F ≤ ⅓‖E‖₂‖¾E²‖_F, + 1e-6 float64 round-off; fixed by the lemma")
+           law["bound"] + 1e-6, kind="consistency", source="derived",
+           basis="model: ‖¼E³‖_F ≤ ⅓‖E‖₂‖¾E²‖_F gives the bound (η_max‖Ψ‖₂)²/3, + 1e-6 for float64 round-off",
+           control=Control(f"the same ratio with λ = {LAM_CONTROL}", ctl["max_rel_dev"]))
     v.less("one-step infeasibility = ‖(I+E)(I−E/2)² − I‖_F with E = MMᵀ − I: max absolute difference",
            law["identity"], 1e-13, kind="consistency", source="derived",
-           note="an identity for any M (code vs algebra), not a test of the η⁴ law; float64 round-off "
-                "≈ p²·ε₆₄ ≈ 6e-14 at p = 16")
+           basis="model: float64 round-off ≈ p²·ε₆₄ ≈ 6e-14 at p = 16",
+           note="an identity for any M (code vs algebra), not a test of the η⁴ law")
     runs, lr = procrustes_runs(seed, device=device)
     sgd, vadam, landing = runs["pogo-sgd"], runs["pogo-vadam"], runs["landing"]
-    pred1 = step1_prediction(seed, lr, device=device)
-    b, p, steps = PROCRUSTES["b"], PROCRUSTES["p"], PROCRUSTES["steps"]
-    v.close(f"POGO-SGD (η = 1/L), {b} Procrustes {p}×{p}: max ‖XXᵀ − I‖_F over all {steps} steps",
-            sgd.max_infeas, pred1, rtol=1e-3, kind="differs", source="paper",
-            paper="keeps orthogonality at all times in practice (abstract)",
-            note="what we measure instead: the peak is step 1's η⁴ transient, equal to the lemma's prediction "
-                 "(float64) to float32 round-off (≈ 1e-6 ≪ 1e-3 × peak); it is not at round-off level")
+    prob = procrustes_problem(PROCRUSTES["b"], PROCRUSTES["p"], seed, dtype=torch.float32,
+                              device=resolve_device(device))
+    vadam_ctl = run_method(prob, "pogo-vadam", PROCRUSTES["lr_vadam"], PROCRUSTES["steps"], lam=LAM_CONTROL)
+    first = first_step(seed, lr, device=device)
+    steps = PROCRUSTES["steps"]
+    f32 = ("model: ≈ 10·p·ε₃₂ for p = 16, the round-off of forming XXᵀ with a 10× margin (pilot seeds "
+           "9001–9010: POGO's largest value 1.7e-6, Landing's smallest final value 2.6e-4)")
+    v.close(f"POGO-SGD with a large first step (η = 1/L from a random start): max ‖XXᵀ − I‖_F over all {steps} "
+            "steps = the lemma's step-1 prediction", sgd.max_infeas, first["prediction"], rtol=1e-3,
+            kind="differs", source="paper", tests="feasible", paper=F32_LEVEL,
+            basis="model: float32 round-off of the run (≈ 1e-6) against a float64 prediction ≥ 1e-2: 1e-3 "
+                  "relative",
+            note=f"step-size regime η·max‖Ψ₀‖₂ = {first['eta_psi']:.2f}. What we measure instead of round-off "
+                 "(the paper's value, 1e-5 here) at all times: the peak is step 1's η⁴ transient, as predicted. It "
+                 "comes from our regime (plain SGD, large first step), not a contradiction: with a normalised "
+                 "step (VectorAdam row) the claim holds")
     v.less(f"POGO-SGD: ‖XXᵀ − I‖_F at step {steps} (back on the manifold)", sgd.infeas[-1], F32_LEVEL,
-           kind="reproduces", source="paper",
-           note="float32 level 1e-5 ≈ 10·p·ε₃₂; errors contract quadratically (¾e²) once η‖Ψ‖ is small")
+           kind="reproduces", source="paper", tests="feasible", basis=f32,
+           control=Control("Landing, same Ψ and η = 1/L", landing.infeas[-1]),
+           note="errors contract quadratically (¾e²) once η‖Ψ‖ is small")
     v.less(f"POGO-VectorAdam (η = {PROCRUSTES['lr_vadam']}): max ‖XXᵀ − I‖_F over all {steps} steps",
-           vadam.max_infeas, F32_LEVEL, kind="reproduces", source="paper",
-           note="the paper's claim holds when the step is normalised: η‖Ψ‖ ≲ 0.1 keeps the η⁴ term ≲ 1e-5")
+           vadam.max_infeas, F32_LEVEL, kind="reproduces", source="paper", tests="adaptive", basis=f32,
+           control=Control(f"POGO-VectorAdam with λ = {LAM_CONTROL} (the ablated correction)",
+                           vadam_ctl.max_infeas),
+           note="with an adaptive (normalised) step, η‖Ψ̃‖ ≲ 0.1 keeps the η⁴ term ≲ 1e-5 at every step")
     v.greater(f"Landing (η = 1/L): ‖XXᵀ − I‖_F at step {steps} (stays off the manifold)", landing.infeas[-1],
-              F32_LEVEL, kind="reproduces", source="paper",
-              note="Landing only attracts the iterate to the manifold (abstract: it relaxes orthogonality)")
-    v.less(f"POGO-SGD relative optimality gap after {steps} steps", sgd.gap[-1], 1e-2, kind="reproduces",
-           source="reconstruction",
-           note="convergence: a 100× reduction of the gap; the rate is set by the slowest of the b problems")
+              F32_LEVEL, kind="reproduces", source="paper", tests="landing", basis=f32,
+              control=Control("POGO-SGD, same Ψ and η", sgd.infeas[-1]),
+              note="Landing only attracts the iterate to the manifold")
+    v.less(f"POGO-SGD relative optimality gap after {steps} steps", sgd.gap[-1], 1e-2, kind="consistency",
+           source="derived",
+           basis="pilot: seeds 9001–9010, the largest final gap of POGO-SGD was 1.8e-3; the bound is 5.7× above",
+           control=Control("do nothing (stay at X₀)", sgd.gap[0]),
+           note="the feasibility rows mean something only if POGO also optimises: staying at X₀ is feasible too")
     return v
 
 
@@ -174,3 +226,11 @@ def seeded_verdicts(seed: int, device=None) -> Verdicts:
     device = resolve_device(device)
     with one_thread(device):
         return _seeded(seed, device)
+
+
+def chapter_verdicts(seed: int, device=None) -> Verdicts:
+    """The chapter's table: the deterministic rows and the seeded rows of ``seed``, with :data:`PAPER_CLAIMS`."""
+    v = Verdicts("POGO: feasibility, η⁴ law, cost", claims=PAPER_CLAIMS)
+    v.extend(deterministic_verdicts())
+    v.extend(seeded_verdicts(seed, device))
+    return v
