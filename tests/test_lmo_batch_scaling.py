@@ -199,8 +199,59 @@ def test_validation_errors():
 def test_seeded_rows_tiny_maps_build():
     maps = lbs.chapter_maps(1, scale="tiny", muon=True)
     assert set(maps) == {"l2", "linf", "spectral"}
-    v = lbs._variance_rows(5)
-    assert v.passed
+    from theorybook.lmo_batch_scaling import verdicts
+
+    v = verdicts._variance_rows(5)
+    assert v.passed and all(r.kind == "consistency" for r in v.rows)
+
+
+def test_noise_free_oracle_does_not_depend_on_tau():
+    """The control: exact gradients make every τ's trajectory identical, so T(α, γ) is the same at every τ, N = τ·T
+    and α* cannot move."""
+    prob = least_squares(n=64, d=4, device="cpu")
+    r = heatmap(prob, "l2", taus=(1, 2, 8), alphas=(1.0, 0.5, 0.25), gammas=(0.03, 0.1), budget=4096,
+                eps_rel=0.3, seeds=2, seed=0, oracle="full", censor=None)
+    steps = r.samples / r.taus[:, None, None]
+    fin = np.isfinite(steps[0])
+    assert fin.any()
+    for i in range(1, 3):
+        assert np.array_equal(np.isfinite(steps[i]), fin) and np.array_equal(steps[i][fin], steps[0][fin])
+    mono, ratio = lbs.alpha_shift(r)
+    assert mono and ratio == 1.0
+    assert lbs.interior_depth(r) == pytest.approx(-0.5)
+
+
+def test_alpha_shift_and_depth_helpers():
+    base = lbs.chapter_maps(1, scale="tiny")["l2"]
+    mk = lambda a, n: base._replace(alpha_star=np.array(a, dtype=float), n_star=np.array(n, dtype=float))  # noqa: E731
+    assert lbs.alpha_shift(mk([0.25, 0.5, 1.0], [1, 1, 1])) == (True, 4.0)
+    assert lbs.alpha_shift(mk([0.5, 0.25, 1.0], [1, 1, 1]))[0] is False
+    assert lbs.alpha_shift(mk([np.inf, 0.5, 1.0], [1, 1, 1]))[0] is False
+    assert lbs.interior_depth(mk([1, 1, 1], [120.0, 100.0, np.inf])) == pytest.approx(0.2)
+    assert lbs.interior_depth(mk([1, 1, 1], [90.0, 100.0, 300.0])) == pytest.approx(-0.1)
+    assert math.isnan(lbs.interior_depth(mk([1, 1, 1], [90.0, np.inf, 300.0])))
+    with pytest.raises(TypeError):
+        lbs.alpha_shift("map")
+    with pytest.raises(ValueError):
+        lbs.interior_depth(base._replace(n_star=np.array([1.0, 2.0])))
+
+
+def test_controls_fail_the_rows_tests():
+    """Each reproduction's control is computed by running it and fails the row's own test; the differs row's
+    control-free test fails on the paper's reading (an interior optimum deeper than the bound)."""
+    from theorybook.lmo_batch_scaling import verdicts
+
+    maps = lbs.chapter_maps(1, scale="tiny")
+    ctrl = lbs.noise_free_maps("tiny")
+    v = verdicts.headline(maps, 1, ctrl)
+    repro = [r for r in v.rows if r.kind == "reproduces"]
+    assert len(repro) == 2 and all(len(r.controls) == 1 and not r.controls[0]["passes"] for r in repro)
+    assert [r.kind for r in v.rows].count("differs") == 1
+    assert not verdicts._shift_ok(ctrl["l2"])
+    deep = maps["l2"]._replace(n_star=np.array([200.0, 100.0, 200.0]))
+    assert lbs.interior_depth(deep) > verdicts.DEPTH_BOUND
+    with pytest.raises(TypeError):
+        verdicts.headline({"l2": 1}, 1)
 
 
 # -- widget ---------------------------------------------------------------------------------------------------

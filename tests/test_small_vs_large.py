@@ -15,6 +15,7 @@ import torch
 
 from theorybook.small_vs_large import (
     CHAPTER_SEEDS,
+    deterministic_verdicts,
     folded_normal_mean,
     mlp_norm_ratio,
     parity_moment,
@@ -26,6 +27,7 @@ from theorybook.small_vs_large import (
     theory,
     toy_grid,
     toy_run,
+    toy_summary,
 )
 from theorybook.small_vs_large.dynamics import _gen, _mlp_grads, _signs, _simulate
 
@@ -247,9 +249,61 @@ def test_q_study_consistent():
 def test_chapter_seeded_verdicts_hold():
     v = seeded_verdicts(CHAPTER_SEEDS[0])
     assert v.passed, [r.claim for r in v.failures]
-    kinds = {r.kind for r in v.rows}
-    assert kinds <= {"reproduces", "consistency"} and all(r.source in ("paper", "secondary", "derived")
-                                                          for r in v.rows)
+    assert {r.kind for r in v.rows} == {"reproduces", "differs", "consistency"}
+    repro = [r for r in v.rows if r.kind == "reproduces"]
+    # every reproduction has a computed control, and the control fails the row's own test
+    assert len(repro) == 6 and all(r.controls and not any(c["passes"] for c in r.controls) for r in repro)
+    assert all(r.tests for r in repro) and v.claims
+    (diff,) = [r for r in v.rows if r.kind == "differs"]
+    assert diff.paper_passes is False  # the paper's ~100× fails the row's bound
+
+
+def test_race_summary_keys_and_validation():
+    from theorybook.small_vs_large import race_summary
+    from theorybook.small_vs_large.race import mlp_race
+
+    r = mlp_race(64, d=6, k=2, width=16, batch=16, lr=0.5, steps=40, seeds=2, eval_every=10, test_size=128)
+    out = race_summary(r, ratio_step=20)
+    assert {"speedup", "speedup_control", "init_speedup", "ratio_gain", "ratio_shrink"} <= set(out)
+    with pytest.raises(ValueError):
+        race_summary(r, ratio_step=15)
+    with pytest.raises(ValueError):
+        race_summary(mlp_race(64, d=6, k=2, width=8, batch=8, steps=10, scales=(1.0,), seeds=1, eval_every=5,
+                              test_size=16), ratio_step=5)
+    with pytest.raises(TypeError):
+        race_summary("run")
+
+
+def test_deterministic_verdicts_are_consistency_rows():
+    v = deterministic_verdicts(3)
+    assert v.passed and {r.kind for r in v.rows} == {"consistency"}
+    with pytest.raises(ValueError):
+        deterministic_verdicts(2)
+
+
+def test_toy_summary_validates():
+    with pytest.raises(TypeError):
+        toy_summary("grid")
+
+
+def test_race_regimes_share_init_and_control_matches_fresh():
+    from theorybook.small_vs_large.race import REGIMES, mlp_race, speedup
+
+    r = mlp_race(64, d=6, k=2, width=16, batch=16, lr=0.5, steps=60, scales=(1.0, 4.0), seeds=3, eval_every=10,
+                 test_size=256)
+    assert r.steps_to_target.shape == (2, len(REGIMES), 3) and r.accuracy.shape == (2, 3, 3, 7)
+    # same W₀ and a₀ in every regime: identical ratio and accuracy before the first step
+    assert torch.allclose(r.ratio[0, :, :, 0], r.ratio[0, :1, :, 0].expand(3, 3))
+    assert torch.allclose(r.ratio[1, :, :, 0], 4 * r.ratio[0, :, :, 0], rtol=1e-5)
+    assert bool((r.accuracy[:, 1:, :, -1] > 0.9).all())  # (6, 2)-parity is easy: fresh samples learn it
+    s_ctrl = speedup(r, 0, "fresh-control")
+    assert math.isfinite(s_ctrl) and speedup(r, 0, "fresh") == 1.0
+    with pytest.raises(ValueError):
+        speedup(r, 0, "stale")
+    with pytest.raises(TypeError):
+        speedup("run")
+    with pytest.raises(ValueError):
+        mlp_race(0)
 
 
 def test_widget_extremes():

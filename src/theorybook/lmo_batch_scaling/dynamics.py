@@ -301,7 +301,8 @@ def _dual_param(g: torch.Tensor, norm: str) -> torch.Tensor:
 
 def heatmap(problem: Problem, norm: str, taus=(1, 2, 4, 8, 16, 32, 64, 128), alphas=tuple(2.0**-k for k in range(8)),
             gammas=None, *, budget: int = 2**15, eps_rel: float = 0.1, seeds: int = 8, seed: int = 0,
-            orth: str = "svd", chunk: int = 128, device: str | torch.device | None = None) -> HeatmapResult:
+            orth: str = "svd", chunk: int = 128, oracle: str = "tau-nice", censor: float | None = 2.0,
+            device: str | torch.device | None = None) -> HeatmapResult:
     r"""Samples until :math:`\frac1T\sum_{t<T}\overline{\lVert\nabla f(x_t)\rVert_*} \le \varepsilon` (bar: mean
     over ``seeds`` runs; ε = ``eps_rel``·‖∇f(x₀)‖_*, x₀ = 0) for every (τ, α, γ) cell; N = τ·T.
 
@@ -310,12 +311,17 @@ def heatmap(problem: Problem, norm: str, taus=(1, 2, 4, 8, 16, 32, 64, 128), alp
     Censoring: a cell not done by min(budget, 2·best) samples, best = the fastest cell of the map, is ``inf``
     (the cap only shrinks as cells finish, so the result does not depend on the order of evaluation).
     ``orth`` ("svd" | "ns") picks the exact or the Newton–Schulz polar factor for ``spectral``.
+    ``oracle="full"`` replaces every τ-nice minibatch gradient by the exact gradient ∇f(x_t) while still charging
+    τ samples per step — the noise-free control, in which the trajectory, and so α*, cannot depend on τ.
+    ``censor`` is the factor of the 2·best rule (``None``: censor at the budget only).
     """
     if not isinstance(problem, Problem):
         raise TypeError(f"Invalid problem: {type(problem).__name__} (must be a Problem from least_squares(...) or "
                         "matrix_regression(...))")
     norm = _norm_name(norm)
     validate.one_of("orth", orth, ("svd", "ns"))
+    validate.one_of("oracle", oracle, ("tau-nice", "full"))
+    cf = math.inf if censor is None else validate.number("censor", censor, 1.0, 1e6)
     n = problem.n
     taus_l = [validate.integer("taus", t, 1, n) for t in _as_list("taus", taus)]
     alphas_l = [validate.number("alphas", a, 0.0, 1.0, low_open=True) for a in _as_list("alphas", alphas)]
@@ -347,19 +353,23 @@ def heatmap(problem: Problem, norm: str, taus=(1, 2, 4, 8, 16, 32, 64, 128), alp
     best = math.inf
     t = 0
     while True:
-        cap = min(float(budget), 2.0 * best)
+        cap = min(float(budget), cf * best)
         active = int((tau_t * t < cap).sum())  # taus ascending: the active groups are a prefix
         if active == 0:
             break
         K = min(chunk, max(1, math.ceil(cap / taus_l[0]) - t))
-        Hs, Cs = [], []
-        for j in range(active):
-            idx = tau_nice_indices(n, taus_l[j], K * S, gens[j]).to(dev).reshape(K, S, taus_l[j])
-            H, Cb = _batch_stats(problem, idx)
-            Hs.append(H)
-            Cs.append(Cb)
-        Hk = torch.stack(Hs, 1).unsqueeze(3)  # (K, active, S, 1, q, q)
-        Ck = torch.stack(Cs, 1).unsqueeze(3)  # (K, active, S, 1, p, q)
+        if oracle == "full":
+            Hk = problem.H.expand(K, active, S, 1, q, q)
+            Ck = problem.C.expand(K, active, S, 1, p, q)
+        else:
+            Hs, Cs = [], []
+            for j in range(active):
+                idx = tau_nice_indices(n, taus_l[j], K * S, gens[j]).to(dev).reshape(K, S, taus_l[j])
+                H, Cb = _batch_stats(problem, idx)
+                Hs.append(H)
+                Cs.append(Cb)
+            Hk = torch.stack(Hs, 1).unsqueeze(3)  # (K, active, S, 1, q, q)
+            Ck = torch.stack(Cs, 1).unsqueeze(3)  # (K, active, S, 1, p, q)
         xa, ma = x[:active], m[:active]
         xf = xa.view(active * S, C * p, q)  # the cells' iterates as one (C·p × q) block per (τ, seed)
         Hf = Hk.reshape(K, active * S, q, q)
@@ -381,9 +391,11 @@ def heatmap(problem: Problem, norm: str, taus=(1, 2, 4, 8, 16, 32, 64, 128), alp
         run_sum[:active] = cums[-1]
         t += K
         done = hit >= 0
+        if bool(done[:active].all()):  # every cell still running has its hitting time: nothing left to learn
+            break
         if bool(done.any()):
             best = min(best, float((hit.to(torch.float64) * tau_t.to(dev).reshape(G, 1))[done].min()))
-    cap = min(float(budget), 2.0 * best)
+    cap = min(float(budget), cf * best)
     N = torch.where(hit > 0, hit.to(torch.float64) * tau_t.to(dev).reshape(G, 1), torch.full_like(
         hit, 0, dtype=torch.float64) + math.inf)
     samples = to_numpy(N).reshape(G, len(alphas_l), len(gammas_l))

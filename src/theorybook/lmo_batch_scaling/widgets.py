@@ -42,11 +42,11 @@ def ridge(taus, alpha1: float, n: int) -> np.ndarray:
 
 def render(method: str = "l2", tau: int = 4, alpha: float = 0.5, gamma: float = 0.1):
     """Draw one setting; returns ``(fig, PanelResult)``."""
-    from . import chapter_problem
+    from .experiment import chapter_problem
 
     one_of("method", method, NORMS)
     prob = chapter_problem("matrix_regression" if method == "spectral" else "least_squares", device="cpu")
-    from . import EPS_REL
+    from .experiment import EPS_REL
 
     budget = SPECTRAL_PANEL_SAMPLES if method == "spectral" else PANEL_SAMPLES
     run = run_cell(prob, method, tau, alpha, gamma, samples=budget, eps_rel=EPS_REL, seed=0)
@@ -88,8 +88,10 @@ def plot_map(ax, r: HeatmapResult, n: int, title: str | None = None) -> None:
     ok = np.isfinite(r.alpha_star)
     ia = np.array([int(np.argmin(np.abs(r.alphas - a))) if np.isfinite(a) else -1 for a in r.alpha_star])
     ax.plot(np.arange(len(r.taus))[ok], ia[ok], "o", color="white", mec="black", label="measured α*(τ)")
-    if np.isfinite(r.alpha_star[0]) and r.taus[-1] < nn:
-        rd = ridge(r.taus, float(r.alpha_star[0]), nn)
+    below = np.asarray(r.taus) < nn  # the ridge reaches 1 before τ = n (the full batch has no noise)
+    if np.isfinite(r.alpha_star[0]) and below.sum() >= 2:
+        rd = np.ones(len(r.taus))
+        rd[below] = ridge(np.asarray(r.taus)[below], float(r.alpha_star[0]), nn)
         theory_line(ax, np.arange(len(r.taus)), np.log2(r.alphas[0] / rd), label="ridge ∝ τ(n−1)/(n−τ) (ours)")
     label_axes(ax, "batch τ", "fresh-gradient weight α  (β = 1 − α)", title, legend=False)
     ax.legend(loc="lower right", fontsize=7)
@@ -103,7 +105,7 @@ def explorer(maps: dict[str, HeatmapResult] | None = None):
         if not isinstance(maps, dict) or not all(isinstance(r, HeatmapResult) for r in maps.values()):
             raise TypeError("Invalid maps: must be chapter_maps(...)'s dict of HeatmapResult")
         _MAPS.update(maps)
-    from . import ALPHAS, GAMMAS, TAUS
+    from .experiment import ALPHAS, GAMMAS, TAUS
 
     controls = {
         "method": w.ToggleButtons(options=list(NORMS), value="l2", description="LMO"),

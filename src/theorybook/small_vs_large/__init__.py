@@ -14,8 +14,9 @@ Public API (arguments validated; bad input raises ``ValueError``/``TypeError`` n
     toy of Theorem 1 (population GD when ``n_samples`` is None, else two-phase).
 ``toy_grid(d, eta, ns, ...) -> ToyGrid`` — labels × N × seeds and the population baseline in one batch.
 ``mlp_norm_ratio(ns, *, d, k, width, batch, lr, steps, init_scale, lr_a_mult, seeds) -> MLPRun`` — ``‖a‖/‖W‖_F``.
-``q_study``, ``toy_headline``, ``mlp_study``, ``t1_bound``, ``folded_normal_mean``; ``seeded_verdicts(seed)`` and
-``CHAPTER_SEEDS``. Sympy derivations: :mod:`theorybook.small_vs_large.theory`; widget:
+``q_study``, ``toy_headline``, ``toy_summary``, ``mlp_study``, ``t1_bound``, ``folded_normal_mean``
+(:mod:`.experiment`); ``PAPER_CLAIMS``, ``seeded_verdicts(seed)``, ``deterministic_verdicts()`` (:mod:`.verdicts`,
+every row the chapter shows) and ``CHAPTER_SEEDS``. Sympy derivations: :mod:`theorybook.small_vs_large.theory`; widget:
 :func:`theorybook.small_vs_large.widgets.explorer`.
 """
 
@@ -39,15 +40,19 @@ from .experiment import (
     folded_normal_mean,
     mlp_study,
     q_study,
-    seeded_verdicts,
+    race_study,
+    race_summary,
     t1_bound,
     toy_headline,
+    toy_summary,
 )
+from .verdicts import PAPER_CLAIMS, deterministic_verdicts, seeded_verdicts
 
 __all__ = [
-    "CHAPTER_SEEDS", "LABELS", "MLPRun", "QStudy", "ToyGrid", "ToyRun", "folded_normal_mean", "mlp_norm_ratio",
-    "mlp_study", "parity_moment", "q_study", "qhat_samples", "sampling_bias_std", "seeded_verdicts", "t1_bound",
-    "toy_grid", "toy_headline", "toy_run",
+    "CHAPTER_SEEDS", "LABELS", "MLPRun", "PAPER_CLAIMS", "QStudy", "ToyGrid", "ToyRun", "deterministic_verdicts",
+    "folded_normal_mean", "mlp_norm_ratio", "mlp_study", "parity_moment", "q_study", "qhat_samples",
+    "sampling_bias_std", "seeded_verdicts", "t1_bound", "toy_grid", "toy_headline", "toy_run", "toy_summary",
+    "race_study", "race_summary",
 ]
 
 _W = _torch.tensor([0.6, 0.8, 0.0], dtype=_torch.float64)
@@ -61,7 +66,14 @@ FUZZ_BASE = {
     "mlp_norm_ratio": {"ns": [16, None], "d": 6, "k": 2, "width": 8, "batch": 8, "steps": 5, "seeds": 1},
     "q_study": {"d": 8, "ns": (4, 8), "draws": 8},
     "toy_headline": {"d": 6, "seeds": 2, "max_steps": 200},
-    "mlp_study": {"ns": (16, None), "seeds": 1, "width": 8, "steps": 5},
+    "mlp_study": {"ns": (16, None, None), "seeds": 1, "width": 8, "steps": 5},
+    "toy_summary": {"g": None},
+    "race_study": {"seed": 1, "n_small": 16, "d": 6, "k": 2, "width": 8, "batch": 8, "steps": 5, "seeds": 1,
+                   "eval_every": 1, "test_size": 16},
+    "race_summary": {"run": None},
+    "mlp_race": {"n_small": 16, "d": 6, "k": 2, "width": 8, "batch": 8, "steps": 5, "seeds": 1, "eval_every": 1,
+                 "test_size": 16},
+    "deterministic_verdicts": {"d": 3},
     "t1_bound": {"w0": _W, "n_samples": 10},
     "folded_normal_mean": {"mu": 0.1, "sigma": 0.2},
     "derive_gradients": {"d": 2},

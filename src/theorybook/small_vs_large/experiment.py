@@ -1,12 +1,12 @@
-"""The chapter's experiments at CPU scale and the verdict rows built from them (seeded; see ``seeded_verdicts``).
+"""The chapter's experiments at CPU scale (seeded); :mod:`.verdicts` builds every row from them.
 
 Scales (all parameters; a GPU run can raise them): the fluctuation study at ``d = 100`` with 640 draws of nested
 data sets up to ``N = 16d``; the toy's headline comparison at ``d = 200``, ``η = 0.1``, ``N = d`` over 32 seeds;
 the MLP at width 256, batch 128, 300 steps, one seed per configuration.
 
-The tolerances and thresholds were fixed from pilot runs over 40 seed values (5000–5039) at a slightly smaller
-scale (24 toy runs, 500 draws; the final 32 and 640 only tighten the spread), quoted in each row's note;
-``tests/test_seed_robustness.py`` re-runs the rows on 20 further seeds.
+The tolerances and thresholds are stated, with their error model or pilot (seeds from
+``theorybook.check.PILOT_SEEDS``), in each row's ``basis`` (:mod:`.verdicts`); ``tests/test_seed_robustness.py``
+re-runs the rows on 20 further seeds.
 """
 
 from __future__ import annotations
@@ -16,8 +16,7 @@ from typing import Any, NamedTuple
 
 import torch
 
-from ..check import Verdicts, fmt, z_threshold
-from ..device import resolve_device, to_numpy
+from ..device import resolve_device
 from ..validate import finite_tensor, integer, number
 from .dynamics import (
     _DT,
@@ -32,10 +31,12 @@ from .dynamics import (
     single_threaded,
     toy_grid,
 )
+from .race import REGIMES, RaceRun, mlp_race, speedup
+from .race import _median_censored as _median_race
 
 __all__ = [
-    "CHAPTER_SEEDS", "QStudy", "folded_normal_mean", "mlp_study", "q_study", "seeded_verdicts", "t1_bound",
-    "toy_headline",
+    "CHAPTER_SEEDS", "QStudy", "RACE", "folded_normal_mean", "mlp_study", "q_study", "race_study", "race_summary",
+    "t1_bound", "toy_headline", "toy_summary",
 ]
 
 #: The seed of every stochastic computation in the chapter.
@@ -141,9 +142,11 @@ def toy_headline(seed: int = CHAPTER_SEEDS[0], *, d: int = V_D, eta: float = V_E
 
 
 @single_threaded
-def mlp_study(seed: int = CHAPTER_SEEDS[0], *, ns: tuple[int | None, ...] = (1024, None), seeds: int = MLP_SEEDS,
+def mlp_study(seed: int = CHAPTER_SEEDS[0], *, ns: tuple[int | None, ...] = (1024, None, None),
+              seeds: int = MLP_SEEDS,
               width: int = 256, steps: int = 300, device: Any = None) -> tuple[MLPRun, MLPRun]:
-    """The MLP at second-layer init scale 1 and 4, paired (same ``W``, direction of ``a``, data and batches)."""
+    """The MLP at second-layer init scale 1 and 4, paired (same ``W``, direction of ``a``, data and batches). Each
+    ``None`` in ``ns`` is its own independent fresh stream (a second ``None`` is the fresh-vs-fresh control)."""
     if not isinstance(ns, (list, tuple)) or not ns:
         raise TypeError(f"Invalid ns: {ns!r} (must be a non-empty list of integers or None)")
     nn = tuple(None if n is None else integer("ns", n, 1, 10**7) for n in ns)
@@ -161,6 +164,8 @@ def _median_censored(x: torch.Tensor) -> float:
 
 def toy_summary(g: ToyGrid, eta: float = V_ETA, a_star: float = A_STAR) -> dict[str, float]:
     """Medians over seeds from :func:`toy_headline`: steps (population, two-phase, random labels) and T₁/bound."""
+    if not isinstance(g, ToyGrid):
+        raise TypeError(f"Invalid g: {type(g).__name__} (must be a ToyGrid from toy_headline or toy_grid)")
     pop = _median_censored(g.population)
     if math.isinf(pop):  # half or more of the population runs hit the cap: no ratio can be claimed (NaN fails)
         pop = math.nan
@@ -176,57 +181,51 @@ def toy_summary(g: ToyGrid, eta: float = V_ETA, a_star: float = A_STAR) -> dict[
     return out
 
 
+#: The headline race (:func:`theorybook.small_vs_large.race.mlp_race`), fixed before the chapter's run: (16, 4)-
+#: parity (even, so a bias-free ReLU net can represent it), width 64, batch 64, lr 0.5, 800 steps, 12 seeds, a
+#: repeated set of N = 1,024 points against fresh samples, second-layer init ×1 and ×4; target 90 % test accuracy.
+RACE = {"n_small": 1024, "d": 16, "k": 4, "width": 64, "batch": 64, "lr": 0.5, "steps": 800, "scales": (1.0, 4.0),
+        "seeds": 12, "eval_every": 20, "target": 0.9, "test_size": 1024}
+RACE_RATIO_STEP = 100  # the step at which ‖a‖/‖W‖_F is compared (early: the schedule acts before alignment)
+
+
 @single_threaded
-def seeded_verdicts(seed: int = CHAPTER_SEEDS[0], *, device: Any = None) -> Verdicts:
-    """Every stochastic row of the chapter, built from ``seed`` (the chapter calls it with ``CHAPTER_SEEDS[0]``;
-    ``tests/test_seed_robustness.py`` with 20 unseen seeds). ``display=False``."""
+def race_study(seed: int = CHAPTER_SEEDS[0], *, device: Any = None, **overrides: Any) -> RaceRun:
+    """The chapter's race at :data:`RACE` (keyword overrides for a smaller or larger run)."""
     s = integer("seed", seed, 0, 2**62)
-    v = Verdicts(f"Small vs large data sets — stochastic rows (seed {s})", display=False)
-    # -- fluctuation of q̂ -----------------------------------------------------------------------------------
-    qs = q_study(s, device=device)
-    m = len(qs.ns)
-    zmax = z_threshold(1e-3, m)
-    v.less(f"sd of q̂ = wᵀM̂w matches √((3 − 2Σw⁴ − 4w₁²w₂²)/N) at N = {qs.ns[0]}…{qs.ns[-1]} (d = {Q_D}, max |z|)",
-           float(qs.z.abs().max()), zmax, kind="consistency", source="derived",
-           note=f"{Q_DRAWS} Monte-Carlo data sets per N (nested); z = (sd − formula)/SE with SE = sd·√((κ−1)/4R) "
-                f"(κ the sample kurtosis); bound z_threshold(1e-3, {m}) (Bonferroni, valid under the nesting's "
-                "correlation)")
-    bias = abs(qs.slope_folded + 0.5)
-    tol = 0.05
-    v.close(f"E|q̂| ∝ N^(−1/2): log–log slope over N = {qs.ns[0]}…{qs.ns[-1]} (d = {Q_D}, fixed w)", qs.slope, -0.5,
-            atol=tol, kind="reproduces", source="paper",
-            note=f"error model: MC slope SE {qs.slope_se:.4f} (delta method over the draws) → 3.29·SE = "
-                 f"{3.29 * qs.slope_se:.3f}, plus the deterministic bend from E q̂ = 2w₁w₂ = "
-                 f"{float(2 * qs.w[0] * qs.w[1]):.4f} (folded-normal slope {qs.slope_folded:.3f}, |bias| "
-                 f"{bias:.3f}); pilot (40 seeds, 500 draws): mean −0.492, sd 0.0137 → with {Q_DRAWS} draws the bound "
-                 f"is ≈ 3.4 sd from the mean")
-    # -- the toy: two-phase vs population -------------------------------------------------------------------
-    g = toy_headline(s, device=device)
-    t = toy_summary(g)
-    note_pop = (f"medians over {V_SEEDS} seeds (paired: same w₀), N = d = {V_D}, η = {V_ETA}; censored at "
-                f"{V_CAP} steps ({int(t['censored'])} population runs censored; the median is exact below half)")
-    v.less("two-phase (N = d, true labels) / population GD: steps to alignment", t["steps_true"] / t["population"],
-           0.6, kind="reproduces", source="secondary",
-           note=note_pop + "; pilot (40 seeds, 24 runs each): mean 0.41, sd 0.061 → with 32 runs sd ≈ 0.053, the "
-                           "bound ≈ 3.6 sd above the mean")
-    v.less("two-phase with random ±1 labels in Phase 1 / population GD (Corollary 2)",
-           t["steps_random"] / t["population"], 0.8, kind="reproduces", source="secondary",
-           note=note_pop + "; pilot (24 runs each): mean 0.44, sd 0.063 → bound ≥ 5.7 sd above")
-    v.less("median T₁ / (2a⋆/(η·E|q̂|)) ≤ 1, true and random labels (max of the two)",
-           max(t["t1_ratio_true"], t["t1_ratio_random"]), 1.0, kind="reproduces", source="secondary",
-           note="E|q̂| = √(2/π)·sd(w₀, N) per seed; the bound is T₁ without the w-feedback, which only speeds "
-                "Phase 1; pilot: mean 0.49, sd 0.034 (bound 15 sd above)")
-    # -- the MLP: the second layer grows faster on a small, repeated data set --------------------------------
-    r1, r4 = mlp_study(s, device=device)
-    last1 = to_numpy(r1.ratio[:, :, -1]).mean(1)
-    last4 = to_numpy(r4.ratio[:, :, -1]).mean(1)
-    q1, q4 = float(last1[0] / last1[1]), float(last4[0] / last4[1])
-    v.greater("MLP, ‖a‖/‖W‖_F after 300 steps: N = 1,024 repeated over fresh samples", q1, 1.5, kind="reproduces",
-              source="paper",
-              note=f"(20, 3)-parity, width 256, batch 128, lr 0.1, {MLP_SEEDS} seed per configuration; pilot (40 "
-                   "seeds): mean 2.31, sd 0.17, min 1.95 → bound 4.7 sd below")
-    v.less("MLP, second-layer init ×4: that ratio shrinks to ≤ 0.7× its default-init value", q4 / q1, 0.7,
-           kind="reproduces", source="secondary",
-           note=f"init ×4: {fmt(q4, 3)} vs default {fmt(q1, 3)} (paired: same W, data, batches); pilot: mean 0.53, "
-                "sd 0.024 → bound 7 sd above")
-    return v
+    bad = set(overrides) - set(RACE)
+    if bad:
+        raise TypeError(f"Invalid arguments: {sorted(bad)} (race_study takes {sorted(RACE)})")
+    return mlp_race(seed=s, device=device, **{**RACE, **overrides})
+
+
+def race_summary(run: RaceRun, ratio_step: int = RACE_RATIO_STEP) -> dict[str, float]:
+    """What the rows read from a race (init scales ×1 and ×4 in this order): the speed-up of the repeated set over
+    fresh samples (``speedup``) and of the second fresh stream (``speedup_control``), both at init ×1 and ×4; the
+    init-×4 speed-up of fresh training (``init_speedup``); ``‖a‖/‖W‖_F`` at ``ratio_step`` repeated over fresh
+    (``ratio_gain``, ``ratio_gain_control``) and its shrink factor at init ×4 (``ratio_shrink``,
+    ``ratio_shrink_control``); the median steps (``steps_*``) and the censored count."""
+    if not isinstance(run, RaceRun):
+        raise TypeError(f"Invalid run: {type(run).__name__} (must be a RaceRun)")
+    if len(run.scales) < 2:
+        raise ValueError(f"Invalid run: {len(run.scales)} init scale(s) (need the default and a larger one)")
+    st = integer("ratio_step", ratio_step, 0, int(run.eval_steps[-1]))
+    hits = (run.eval_steps == st).nonzero()
+    if hits.numel() == 0:
+        raise ValueError(f"Invalid ratio_step: {st} (not an evaluation step; they are multiples of "
+                         f"{int(run.eval_steps[1]) if len(run.eval_steps) > 1 else 0})")
+    e = int(hits[0, 0])
+    rat = run.ratio[:, :, :, e].double().mean(2).cpu()  # (scale, regime)
+    med = [[_median_race(run.steps_to_target[li, ri]) for ri in range(len(REGIMES))] for li in range(2)]
+    gain = rat[:, 0] / rat[:, 1]
+    gain_c = rat[:, 2] / rat[:, 1]
+    return {
+        "speedup": speedup(run, 0), "speedup_control": speedup(run, 0, "fresh-control"),
+        "speedup_x4": speedup(run, 1), "speedup_control_x4": speedup(run, 1, "fresh-control"),
+        "init_speedup": med[0][1] / med[1][1],
+        "ratio_gain": float(gain[0]), "ratio_gain_control": float(gain_c[0]),
+        "ratio_shrink": float(gain[1] / gain[0]), "ratio_shrink_control": float(gain_c[1] / gain_c[0]),
+        "steps_repeated": med[0][0], "steps_fresh": med[0][1], "steps_control": med[0][2],
+        "steps_fresh_x4": med[1][1], "steps_repeated_x4": med[1][0],
+        "censored": float((run.steps_to_target < 0).sum()),
+    }
