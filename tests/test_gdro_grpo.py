@@ -149,3 +149,13 @@ def test_widget_extremes(extreme):
             c.value = c.options[0][1] if extreme == "min" else c.options[-1][1]
         assert "cannot run" not in panel.status.value, (name, panel.status.value)
         assert "worst-topic" in panel.status.value
+
+
+def test_deterministic_rows_and_their_controls():
+    from theorybook.gdro_grpo import deterministic_verdicts, lemma_check, sqrt_law_check
+
+    v = deterministic_verdicts()
+    assert v.passed
+    rep = [r for r in v.rows if r.kind == "reproduces"]
+    assert {r.tests for r in rep} == {"L4.1", "T4.2"} and all(not c["passes"] for r in rep for c in r.controls)
+    assert lemma_check().hard_max_gap > 1e-3 and sqrt_law_check().uniform_gap > 1e-3

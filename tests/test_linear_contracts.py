@@ -232,3 +232,48 @@ def test_explorer_survives_every_extreme():
             c.value = value
             assert status.value and "cannot run" not in status.value, (c.description, value, status.value)
     plt.close("all")
+
+
+def test_pareto_prune_keeps_the_kinks(monkeypatch):
+    from theorybook.linear_contracts import engine
+
+    p = random_types(300, 60, 6, seed=4)
+    R, _ = engine._pareto_actions(p.R, p.costs)
+    assert R.shape[1] < 60  # dominated actions were dropped
+    pruned = engine._envelope(p)
+    monkeypatch.setattr(engine, "_pareto_actions", lambda R, c: (R, c))  # the walk over all n actions
+    full = engine._envelope(p)
+    assert all(torch.equal(a, b) for a, b in zip(pruned, full, strict=True))
+    brute = brute_force_parity(random_types(30, 60, 6, seed=4))
+    assert max(brute["grid"], brute["kinks"], brute["left_limits"]) < 1e-12
+
+
+def test_required_samples_and_growth_slope():
+    from theorybook.linear_contracts import SweepResult, growth_slope, required_samples
+
+    s = np.array([100, 200, 400, 800])
+    dev = np.tile(0.1 / np.sqrt(s), (50, 1))  # a deterministic q ∝ s^(−1/2)
+    r = SweepResult(s, dev, 0 * dev, 2)
+    assert math.isclose(required_samples(r, eps=0.1 / math.sqrt(300), delta=0.05), 300, rel_tol=1e-9)
+    assert required_samples(r, eps=1e-6) == math.inf
+    n = np.array([2, 20, 200, 2000])
+    flat = np.full(4, 1000.0)
+    assert abs(growth_slope(n, flat)) < 1e-12
+    assert math.isclose(growth_slope(n, flat * np.log(n)), 1.0, rel_tol=1e-12)  # the ln n control
+    with pytest.raises(ValueError):
+        growth_slope([2, 2], [1.0, 2.0])
+
+
+def test_headline_controls_fail_on_a_small_design():
+    from theorybook.linear_contracts import chapter_sweeps, nindep_study
+
+    sw = chapter_sweeps(3, reps=40, actions=(2, 20, 200))
+    st = nindep_study(sw, eps=0.01)
+    assert np.all(np.isfinite(st.s_star))
+    assert st.alt_slopes[1] > st.slope + 0.99 and st.alt_slopes[2] > st.slope + 1.99
+
+
+def test_lemma_control_is_not_monotone():
+    p = random_types(200, 10, 6, seed=2)
+    assert monotonicity_gap(p, "principal") >= -1e-12
+    assert monotonicity_gap(p, "principal", quantity="utility") < -1e-3

@@ -4,71 +4,73 @@ could not be read.
 
 Public API (arguments validated; bad input raises ``ValueError``/``TypeError`` naming parameter, value and range):
 
-``phi(u)`` — ``½ min(u, 0)²``; ``unseen_instance(d, n, seed)`` → ``Instance(Z, a, seen)``;
-``empirical_risk(w, Z)``, ``population_risk(w)`` (closed form ``½Σφ``), ``population_risk_mc(w, m, seed)``;
-``rho_sharpness(w, Z, rho)`` (exact on the orthant) and ``rho_sharpness_search`` (brute force, small d);
-``flat_erm(instance, rho, c)``, ``sharp_erm(instance)``; ``expected_unseen(d, n)``, ``prob_some_unseen(d, n)``;
-``sa_gd`` and ``sam`` (trajectories, batched over the leading dimensions of ``w0``);
-``inner_max_quadratic(H, g, rho)``; ``stability(algorithm, n, ...)`` (claim 4 on least squares);
-the studies ``claim1_study``, ``dynamics_study`` and the verdict builder ``seeded_verdicts(seed)``;
-``deterministic_verdicts()`` (sympy rows and the brute-force sharpness check); ``CHAPTER_SEEDS``.
-Sympy derivations: :mod:`theorybook.flat_minima.theory`. Widget: :func:`theorybook.flat_minima.widgets.explorer`.
+:mod:`.instance` — ``phi(u)``; ``unseen_instance(d, n, seed)`` → ``Instance(Z, a, seen)``; ``empirical_risk``,
+    ``population_risk`` (closed form ``½Σφ``), ``population_risk_mc``; ``rho_sharpness`` (exact on the orthant) and
+    ``rho_sharpness_search`` (brute force, small d), ``sharpness_check``; ``flat_erm``, ``sharp_erm``;
+    ``expected_unseen``, ``prob_some_unseen``; ``chapter_rho``.
+:mod:`.experiment` — ``claim1_study`` (many instances, both ERMs, one Monte Carlo).
+:mod:`.dynamics` — ``sa_gd``, ``sam``, ``gd`` (trajectories, batched over the leading dimensions of ``w0``);
+    ``sagd_steps`` (SA-GD's exact step count), ``sagd_sharpness_prediction``; ``dynamics_study``.
+:mod:`.stability` — ``inner_max_quadratic``; ``stability(algorithm, n, ...)`` (claim 4's stand-in on least squares).
+:mod:`.verdicts` — every row the chapter shows: ``PAPER_CLAIMS``, ``seeded_verdicts(seed)``,
+    ``deterministic_verdicts()``, ``rate_study``, ``headline(...)``.
+Sympy derivations: :mod:`.theory`. Widget: :func:`theorybook.flat_minima.widgets.explorer`.
 """
 
 import numpy as _np
 import torch as _torch
 
-from .experiment import (
-    BETA,
-    CHAPTER_SEEDS,
-    STABILITY_NS,
-    Claim1Study,
+from .dynamics import (
     DynamicsStudy,
-    Instance,
-    StabilityResult,
     Trajectory,
-    chapter_rho,
-    claim1_study,
-    claim1_verdicts,
     dynamics_study,
-    dynamics_verdicts,
+    gd,
+    sa_gd,
+    sagd_sharpness_prediction,
+    sagd_steps,
+    sam,
+)
+from .experiment import Claim1Study, claim1_study
+from .instance import (
+    BETA,
+    STABILITY_NS,
+    Instance,
+    chapter_rho,
     empirical_risk,
     expected_unseen,
     flat_erm,
-    inner_max_quadratic,
     phi,
     population_risk,
     population_risk_mc,
     prob_some_unseen,
     rho_sharpness,
     rho_sharpness_search,
-    sa_gd,
-    sagd_sharpness_prediction,
-    sam,
-    seeded_verdicts,
     sharp_erm,
     sharpness_check,
-    stability,
-    stability_verdicts,
     unseen_instance,
 )
-from .theory import derive_all, theory_verdicts
+from .stability import StabilityResult, inner_max_quadratic, stability
+from .verdicts import (
+    PAPER_CLAIMS,
+    RateStudy,
+    claim1_verdicts,
+    deterministic_verdicts,
+    dynamics_verdicts,
+    rate_study,
+    seeded_verdicts,
+    stability_verdicts,
+)
 
-
-def deterministic_verdicts():
-    """The rows without randomness: sympy identities and the closed-form-vs-brute-force sharpness check (fixed
-    points, seed 0)."""
-    chk = sharpness_check()
-    return theory_verdicts(derive_all(), chk.max_rel, chk.points)
-
+#: The seed of the chapter's instances, Monte Carlo and stability data.
+CHAPTER_SEEDS = (2026,)
 
 __all__ = [
-    "BETA", "CHAPTER_SEEDS", "STABILITY_NS", "Claim1Study", "DynamicsStudy", "Instance", "StabilityResult",
-    "Trajectory", "chapter_rho", "claim1_study", "claim1_verdicts", "deterministic_verdicts", "dynamics_study",
-    "dynamics_verdicts", "empirical_risk", "expected_unseen", "flat_erm", "inner_max_quadratic", "phi",
-    "population_risk", "population_risk_mc", "prob_some_unseen", "rho_sharpness", "rho_sharpness_search", "sa_gd",
-    "sagd_sharpness_prediction",
-    "sam", "seeded_verdicts", "sharp_erm", "sharpness_check", "stability", "stability_verdicts", "unseen_instance",
+    "BETA", "CHAPTER_SEEDS", "PAPER_CLAIMS", "STABILITY_NS", "Claim1Study", "DynamicsStudy", "Instance", "RateStudy",
+    "StabilityResult", "Trajectory", "chapter_rho", "claim1_study", "claim1_verdicts", "deterministic_verdicts",
+    "dynamics_study", "dynamics_verdicts", "empirical_risk", "expected_unseen", "flat_erm", "gd",
+    "inner_max_quadratic", "phi", "population_risk", "population_risk_mc", "prob_some_unseen", "rate_study",
+    "rho_sharpness", "rho_sharpness_search", "sa_gd", "sagd_sharpness_prediction", "sagd_steps", "sam",
+    "seeded_verdicts", "sharp_erm", "sharpness_check", "stability", "stability_verdicts", "unseen_instance",
 ]
 
 _Z = _torch.tensor([[1.0, 0.0, 1.0, 0.0], [1.0, 1.0, 0.0, 0.0]], dtype=_torch.float64)
@@ -87,6 +89,8 @@ FUZZ_BASE = {
     "prob_some_unseen": {"d": 64, "n": 3},
     "sa_gd": {"Z": _Z, "w0": _np.zeros(4), "rho": 0.2, "steps": 20},
     "sam": {"Z": _Z, "w0": _np.array([0.0, 0.0, 0.1, 0.0]), "rho": 0.2, "steps": 20},
+    "gd": {"Z": _Z, "w0": _np.array([0.0, -0.1, 0.1, 0.0]), "steps": 20},
+    "sagd_steps": {"a": _np.array([0.0, 0.5, 1.0, 0.25])},
     "inner_max_quadratic": {"H": _np.diag([1.0, 0.5, 0.0]), "g": _np.array([0.3, -0.2, 0.1]), "rho": 0.5},
     "stability": {"algorithm": "sa-gd", "n": (8, 16, 32), "d": 3, "steps": 5, "replacements": 2},
     "claim1_study": {"d": 64, "n": 3, "instances": 4, "mc_samples": 50, "rho": 0.05},
@@ -95,4 +99,6 @@ FUZZ_BASE = {
     "sagd_sharpness_prediction": {"a": _np.array([0.0, 0.5, 1.0, 0.25]), "rho": 0.2, "t": _np.arange(10)},
     "chapter_rho": {"d": 64},
     "derive_unseen": {"d": 64, "n": 3},
+    "rate_study": {"d": (64, 128, 256), "n": (3, 4, 5), "d_fixed": 64, "n_fixed": 3, "instances": 1},
+    "headline": {"st": None},
 }

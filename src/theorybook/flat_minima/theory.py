@@ -17,8 +17,7 @@ from typing import NamedTuple
 
 import sympy as sp
 
-from ..check import Verdicts
-from ..validate import integer, number
+from ..validate import integer
 
 __all__ = [
     "Derivations",
@@ -28,8 +27,7 @@ __all__ = [
     "derive_phi",
     "derive_population",
     "derive_unseen",
-    "theory_verdicts",
-]
+    ]
 
 u, v = sp.symbols("u v", real=True)
 p_, q_ = sp.symbols("p q", positive=True)
@@ -179,46 +177,3 @@ class Derivations(NamedTuple):
 def derive_all() -> Derivations:
     """All derivations of the chapter."""
     return Derivations(derive_phi(), derive_population(), derive_orthant_sharpness(), derive_erms(), derive_unseen())
-
-
-def theory_verdicts(D: Derivations, brute_max_rel: float, brute_points: int) -> Verdicts:
-    """The symbolic rows, plus the closed-form-vs-brute-force row (``brute_max_rel`` over ``brute_points``)."""
-    if not isinstance(D, Derivations):
-        raise TypeError(f"Invalid D: {type(D).__name__} (must be the Derivations of derive_all())")
-    brute_max_rel = number("brute_max_rel", brute_max_rel, 0.0)
-    brute_points = integer("brute_points", brute_points, 1)
-    rho, c = sp.symbols("rho c", positive=True)
-    v = Verdicts("flat minima: derivation rows", display=False)
-    ph = D.phi
-    v.true("φ ≥ 0, C¹ at 0, 0 ≤ φ'' ≤ 1 on each piece: convex and 1-smooth (β = 1)",
-           ph.nonnegative and ph.c1_at_zero and ph.curvature_range == (0, 1), kind="consistency", source="derived",
-           measured=f"φ'' ∈ [{ph.curvature_range[0]}, {ph.curvature_range[1]}]", note="sympy, piece by piece")
-    v.true("φ' = min(u, 0) is 1-Lipschitz (three sign cases)", ph.lipschitz_ok, kind="consistency", source="derived",
-           measured=", ".join(f"{k}: {sp.simplify(e)}" for k, e in ph.lipschitz_cases.items()),
-           predicted="each |u − v| − |φ'(u) − φ'(v)| ≥ 0")
-    v.true("F(w) = E f(w; z) = ½ Σ φ(w_i), and F ≤ ¼ on the unit ball", D.population.identity_ok
-           and D.population.max_on_ball == sp.Rational(1, 4), kind="consistency", source="derived",
-           measured=f"E[zφ] = {D.population.expectation}, max = {D.population.max_on_ball}")
-    sh = D.sharpness
-    v.true("orthant sharpness: ρ(t − w) − t(ρ − w) = −w(ρ − t) ≤ 0, so S_ρ(w) = max_i a_i(ρ − w_i)₊²/2",
-           sh.lemma_ok and sh.two_coordinate_ok, kind="consistency", source="derived",
-           measured=f"lemma = {sh.lemma}; two coordinates: linear in cos²θ", note="our proof (the paper's is unknown)")
-    v.less(f"orthant sharpness: closed form = brute force (sphere search + SLSQP) at {brute_points} random points "
-           "(max rel. error)", brute_max_rel, 1e-6, kind="consistency", source="derived",
-           note="d = 3, n = 5, seen w_i ∈ [0, 0.8ρ] ∪ [ρ, 1.5ρ]; SLSQP (ftol 1e-15) converges to ≲ 1e-12 relative")
-    e = D.erms
-    v.true("flat ERM: F̂ = 0, S_ρ = 0, F = c²/4, ‖w‖² = #seen·ρ² + c²",
-           e.flat_empirical == 0 and e.flat_sharpness == 0 and sp.simplify(e.flat_population - c**2 / 4) == 0,
-           kind="consistency", source="reconstruction",
-           measured=f"F̂ = {e.flat_empirical}, S_ρ = {e.flat_sharpness}, F = {e.flat_population}, "
-                    f"‖w‖² = {e.flat_norm2}")
-    v.true("sharp ERM w = 0: F = 0, S_ρ = ρ²·max a_i/2", e.sharp_population == 0
-           and sp.simplify(e.sharp_sharpness - sp.Symbol("a_max", positive=True) * rho**2 / 2) == 0,
-           kind="consistency", source="reconstruction", measured=f"F = {e.sharp_population}, S_ρ = {e.sharp_sharpness}")
-    un = D.unseen
-    from .experiment import prob_some_unseen
-
-    v.close(f"P(some unseen) at d = {un.d}, n = {un.n}: float log1p/expm1 = exact sympy 1 − (1 − 2⁻ⁿ)^d",
-            prob_some_unseen(un.d, un.n), un.prob_value, rtol=1e-12, kind="consistency", source="derived",
-            note=f"E #unseen = d·2⁻ⁿ = {un.expected_value}; 30-digit evaluation vs double precision")
-    return v

@@ -14,7 +14,8 @@ import torch
 from ..plotting import COLORS, figure, label_axes
 from ..validate import integer, number, one_of
 from ..widgets import live_panel
-from .experiment import expected_unseen, sa_gd, sam, unseen_instance
+from .dynamics import sa_gd, sam
+from .instance import expected_unseen, unseen_instance
 
 __all__ = ["Summary", "summarize", "render", "explorer"]
 

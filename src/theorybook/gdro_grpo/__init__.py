@@ -9,8 +9,10 @@ Public API (arguments validated; bad input raises ``ValueError``/``TypeError`` n
 its integer version at the exact budget (DP); ``best_response_arm(v, mu, arms)`` the shadow-price staircase.
 ``pass_at_k(p, k)`` — ``1 − (1 − p)^k``.
 ``simulate(method, ...)`` — GRPO / Prompt-GDRO / Rollout-GDRO (EXP3P + DP) / √-law allocator, batched over seeds.
-``minimax_toy(...)`` — Eq. 27 on a convex toy (OGD vs Hedge).
-``seeded_verdicts(seed)``, ``CHAPTER_SEEDS`` — the chapter's stochastic rows.
+``minimax_toy(...)`` — Eq. 27 on a convex toy (OGD vs Hedge); ``lemma_check()``, ``sqrt_law_check()``,
+``staircase_check()``, ``allocation_check()`` — the numerical checks of the statements.
+:mod:`theorybook.gdro_grpo.verdicts` — every row the chapter shows: ``PAPER_CLAIMS``, ``deterministic_verdicts()``,
+``seeded_verdicts(seed)``, ``headline(runs, ablation)``; ``CHAPTER_SEEDS``.
 Sympy derivations: :mod:`theorybook.gdro_grpo.theory`. Widget: :func:`theorybook.gdro_grpo.widgets.explorer`.
 """
 
@@ -20,10 +22,13 @@ from .experiment import (
     PILOT_SEEDS,
     MinimaxToy,
     SimResult,
+    allocation_check,
+    lemma_check,
     minimax_toy,
     run_methods,
-    seeded_verdicts,
     simulate,
+    sqrt_law_check,
+    staircase_check,
 )
 from .theory import (
     allocate_rollouts,
@@ -34,11 +39,13 @@ from .theory import (
     neyman_allocation,
     pass_at_k,
 )
+from .verdicts import PAPER_CLAIMS, deterministic_verdicts, seeded_verdicts
 
 __all__ = [
-    "CHAPTER_SEEDS", "METHODS", "PILOT_SEEDS", "MinimaxToy", "SimResult", "allocate_rollouts", "best_response_arm",
-    "entropic_risk", "entropic_weights", "exp3p_weights", "minimax_toy", "neyman_allocation", "pass_at_k",
-    "run_methods", "seeded_verdicts", "simulate",
+    "CHAPTER_SEEDS", "METHODS", "PAPER_CLAIMS", "PILOT_SEEDS", "MinimaxToy", "SimResult", "allocate_rollouts",
+    "allocation_check", "best_response_arm", "deterministic_verdicts", "entropic_risk", "entropic_weights",
+    "exp3p_weights", "lemma_check", "minimax_toy", "neyman_allocation", "pass_at_k", "run_methods",
+    "seeded_verdicts", "simulate", "sqrt_law_check", "staircase_check",
 ]
 
 #: Cheap valid arguments for tests/test_api_fuzz.py (the other parameters keep their defaults).

@@ -16,7 +16,7 @@ from ..device import one_thread, to_numpy
 from ..plotting import COLORS, figure, label_axes, theory_line
 from ..validate import integer, number, one_of
 from ..widgets import live_panel
-from .experiment import (
+from .engine import (
     TIES,
     ContractTypes,
     _deviation_eum,

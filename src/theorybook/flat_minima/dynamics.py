@@ -1,0 +1,279 @@
+"""SA-GD and SAM on the unseen-coordinates instance (exact inner maximum; batched), the closed-form step count and
+sharpness curve of SA-GD, and the one-instance study of claims 2–3."""
+
+from __future__ import annotations
+
+import heapq
+import math
+from typing import Any, NamedTuple
+
+import numpy as np
+import torch
+
+from ..device import one_thread, resolve_device, to_numpy
+from ..validate import finite_tensor, integer, memory_guard, number
+from .instance import BETA, Instance, _check_01, chapter_rho, unseen_instance
+
+__all__ = ["DynamicsStudy", "Trajectory", "dynamics_study", "gd", "sa_gd", "sagd_sharpness_prediction",
+           "sagd_steps", "sam"]
+
+_MAX_STEPS = 2**20
+
+
+# -- SA-GD and SAM on the instance ---------------------------------------------------------------------------
+class Trajectory(NamedTuple):
+    """Recorded at steps ``t``: ``S_ρ(w_t)``, ``F̂(w_t)``, ``F(w_t)`` (shape (..., len(t))), the final iterate and
+    ``hit`` — SA-GD: the first step with ``S_ρ(w_t) ≤ 10⁻³ S_ρ(w_0)``; SAM: the first step with ``∇F̂(w_t) = 0``
+    (a fixed point); −1 if never. ``in_orthant`` marks the recorded points with ``w_i ≥ 0`` on every seen
+    coordinate, where the closed form of ``S_ρ`` applies; elsewhere ``sharpness`` holds 0.0 (not computed)."""
+
+    t: np.ndarray
+    sharpness: np.ndarray
+    empirical: np.ndarray
+    population: np.ndarray
+    w: np.ndarray
+    hit: np.ndarray
+    in_orthant: np.ndarray
+
+
+def _record_times(steps: int, points: int = 120) -> np.ndarray:
+    if steps == 0:
+        return np.array([0])
+    return np.unique(np.concatenate([[0], np.round(np.geomspace(1, steps, points)).astype(np.int64)]))
+
+
+def _dynamics_args(Z: Any, w0: Any, lr: float, rho: float, steps: int):
+    Zt = _check_01("Z", Z)
+    if Zt.ndim != 2:
+        raise ValueError(f"Invalid Z: shape {tuple(Zt.shape)} (must be (n, d))")
+    wt = finite_tensor("w0", w0)
+    if wt.ndim < 1 or wt.shape[-1] != Zt.shape[-1]:
+        raise ValueError(f"Invalid w0: shape {tuple(wt.shape)} (its last dimension must be d = {Zt.shape[-1]})")
+    eta = number("lr", lr, 0.0, 2.0 / BETA, low_open=True)
+    r = number("rho", rho, 0.0, math.inf, low_open=True)
+    T = integer("steps", steps, 0, _MAX_STEPS)
+    memory_guard(8.0 * wt.numel() * 130, lower="the size of w0")
+    a = to_numpy(Zt.mean(0)).astype(np.float64)
+    W = to_numpy(wt).astype(np.float64).reshape(-1, Zt.shape[-1]).copy()
+    return Zt, a, W, wt.shape[:-1], eta, r, T
+
+
+def _finish(Zt, a, W_hist, rec, batch_shape, W, hit, r) -> Trajectory:
+    H = np.stack(W_hist, axis=1)  # (B, R, d)
+    Zn = to_numpy(Zt.to("cpu"))
+    emp = (0.5 * np.minimum(H, 0.0) ** 2 @ Zn.T).mean(-1)
+    pop = 0.5 * (0.5 * np.minimum(H, 0.0) ** 2).sum(-1)
+    inside = ~((H < 0) & (a > 0)).any(-1)
+    sh = np.where(inside, 0.5 * (a * np.maximum(r - H, 0.0) ** 2).max(-1), 0.0)  # the closed form needs the orthant
+    shp = tuple(batch_shape)
+    return Trajectory(rec, sh.reshape(shp + (-1,)), emp.reshape(shp + (-1,)), pop.reshape(shp + (-1,)),
+                      W.reshape(shp + (-1,)), hit.reshape(shp) if shp else hit.reshape(()),
+                      inside.reshape(shp + (-1,)))
+
+
+def sa_gd(Z: Any, w0: Any, lr: float = 1.0, rho: float = 0.0078125, steps: int = 2**15) -> Trajectory:
+    """SA-GD: gradient descent on ``F̂_ρ(w) = max_{‖v‖≤ρ} F̂(w + v)`` with the exact inner maximum,
+
+    .. math::  v_t = -\\rho\\, e_{i_t},\\ i_t = \\arg\\max_i a_i(\\rho - w_{t,i})_+^2\\ (\\text{ties: lowest } i),
+               \\qquad w_{t+1} = w_t - \\eta\\,\\nabla\\hat F(w_t + v_t).
+
+    Here ``∇F̂(w_t + v_t) = a ⊙ min(w_t + v_t, 0)`` is non-zero only in coordinate ``i_t``, so each step moves
+    one coordinate: ``w_{i} ← w_i + η a_i (ρ − w_i)_+``; the loop keeps the scores ``a_i(ρ − w_i)_+²`` in a heap and
+    updates the one that changed (exact; O(log d) per step). ``w0`` (..., d) must be ≥ 0 on seen coordinates
+    (the iterates then stay there); batched over its leading dimensions."""
+    with one_thread("cpu"):  # small tensors: a second thread only adds synchronisation
+        Zt, a, W, batch_shape, eta, r, T = _dynamics_args(Z, w0, lr, rho, steps)
+    if bool(((W < 0) & (a > 0)).any()):
+        raise ValueError("Invalid w0: negative on a seen coordinate (SA-GD's exact inner max is implemented on the "
+                         "orthant w_i ≥ 0 wherever a_i > 0)")
+    rec = _record_times(T)
+    rec_list = [int(x) for x in rec]
+    hist = [np.empty_like(W) for _ in rec]
+    hit = np.full(W.shape[0], -1, dtype=np.int64)
+    al = a.tolist()
+    for b in range(W.shape[0]):
+        wl = W[b].tolist()
+        # a heap of (−score, i): its top is the arg-max with ties going to the lowest index, like numpy's argmax
+        heap = [(-(al[i] * max(r - wl[i], 0.0) ** 2), i) for i in range(len(wl))]
+        heapq.heapify(heap)
+        thr = 1e-3 * -heap[0][0]
+        ptr, hb = 0, -1
+        for t in range(T + 1):
+            if t == rec_list[ptr]:
+                hist[ptr][b] = wl
+                ptr += 1
+            neg, i = heap[0]
+            if hb < 0 and -neg <= thr:
+                hb = t
+            if t == T:
+                break
+            if neg >= 0.0:  # S_ρ = 0: no coordinate can move any more; the rest of the run is constant
+                for j in range(ptr, len(rec_list)):
+                    hist[j][b] = wl
+                break
+            wi = wl[i] + eta * al[i] * (r - wl[i])
+            wl[i] = wi
+            heapq.heapreplace(heap, (-(al[i] * max(r - wi, 0.0) ** 2), i))
+        W[b] = wl
+        hit[b] = hb
+    return _finish(Zt, a, hist, rec, batch_shape, W, hit, r)
+
+
+def sam(Z: Any, w0: Any, lr: float = 1.0, rho: float = 0.0078125, steps: int = 2**15) -> Trajectory:
+    """SAM (Foret et al. 2021): normalised ascent, then descent,
+
+    .. math::  g_t = \\nabla\\hat F(w_t),\\quad v_t = \\rho\\,g_t/\\lVert g_t\\rVert\\ (v_t = 0 \\text{ if } g_t = 0),
+               \\qquad w_{t+1} = w_t - \\eta\\,\\nabla\\hat F(w_t + v_t).
+
+    A zero gradient means no ascent and no move: once ``g_t = 0`` the iterate is a fixed point, and the loop
+    stops early (the rest of the trajectory is constant). Batched over the leading dimensions of ``w0``."""
+    with one_thread("cpu"):  # small tensors: a second thread only adds synchronisation
+        Zt, a, W, batch_shape, eta, r, T = _dynamics_args(Z, w0, lr, rho, steps)
+    rec = _record_times(T)
+    rec_list = list(rec)
+    hist: list[np.ndarray] = []
+    hit = np.full(W.shape[0], -1, dtype=np.int64)
+    j = 0
+    for t in range(T + 1):
+        while j < len(rec_list) and rec_list[j] == t:
+            hist.append(W.copy())
+            j += 1
+        g = a * np.minimum(W, 0.0)
+        gn = np.linalg.norm(g, axis=-1, keepdims=True)
+        hit = np.where((hit < 0) & (gn[:, 0] == 0), t, hit)
+        if t == T:
+            break
+        if not bool((gn > 0).any()):  # every run is at a fixed point
+            while j < len(rec_list):
+                hist.append(W.copy())
+                j += 1
+            break
+        v = np.where(gn > 0, r * g / np.where(gn > 0, gn, 1.0), 0.0)
+        W = W - eta * a * np.minimum(W + v, 0.0)
+    return _finish(Zt, a, hist, rec, batch_shape, W, hit, r)
+
+
+class DynamicsStudy(NamedTuple):
+    """SA-GD from 0 and SAM from ``−ρ`` on the seen coordinates, on one instance; ``predicted_hit`` is
+    ``Σ_i k_i`` with ``k_i`` the number of SA-GD steps coordinate ``i`` needs (see :func:`predicted_hit`)."""
+
+    instance: Instance
+    rho: float
+    sagd: Trajectory
+    sam: Trajectory
+    predicted_hit: int
+
+
+def _predicted_hit(a: np.ndarray, rho: float, eta: float) -> int:
+    """Steps until SA-GD's ``S_ρ`` first falls to ``10⁻³ S_ρ(0)`` from ``w₀ = 0`` (η ≤ 1): every step before then
+    acts on a coordinate whose score is above the threshold, so the count is ``Σ_i k_i`` with ``k_i`` the least
+    ``k`` such that ``a_i (1 − η a_i)^{2k} ρ² ≤ 10⁻³ ρ² max a`` — counted by repeated multiplication."""
+    thr = 1e-3 * float(a.max()) * rho * rho
+    total = 0
+    for ai in a[a > 0]:
+        gap, k = rho, 0
+        while ai * gap * gap > thr:
+            gap = gap - eta * ai * gap
+            k += 1
+        total += k
+    return total
+
+
+def sagd_sharpness_prediction(a: Any, rho: float, t: Any, lr: float = 1.0) -> np.ndarray:
+    """SA-GD's ``S_ρ(w_t)`` from ``w₀ = 0`` without simulating it (η ≤ 1/max a, so no coordinate overshoots ρ).
+
+    A step on coordinate ``i`` multiplies its gap ``ρ − w_i`` by ``1 − ηa_i``, and SA-GD always steps on the
+    largest score ``a_i(ρ − w_i)²``; the scores popped are therefore the merged, sorted sequences
+    ``a_i(1 − ηa_i)^{2k}ρ²``, ``k = 0, 1, …``, and ``S_ρ(w_t)`` is half the ``(t+1)``-th largest element."""
+    av = to_numpy(finite_tensor("a", a, ndim=1)).astype(np.float64)
+    if av.size == 0 or np.any(av < 0) or np.any(av > 1):
+        raise ValueError("Invalid a: must be a non-empty vector of fractions in [0, 1]")
+    r = number("rho", rho, 0.0, math.inf, low_open=True)
+    eta = number("lr", lr, 0.0, 1.0, low_open=True)
+    tt = to_numpy(finite_tensor("t", t)).astype(np.float64).ravel()
+    if tt.size == 0 or np.any(tt < 0) or np.any(tt != np.round(tt)) or tt.max() > _MAX_STEPS:
+        raise ValueError(f"Invalid t: steps must be integers in [0, {_MAX_STEPS}]")
+    seen = av[av > 0]
+    if seen.size == 0:
+        return np.zeros(tt.size)
+    need = int(tt.max()) + 1
+    K = max(8, 2 * need // seen.size + 8)
+    while True:
+        memory_guard(8.0 * seen.size * K * 2, lower="t (the largest step) or the size of a")
+        k = np.arange(K)
+        sc = seen[:, None] * (1.0 - eta * seen[:, None]) ** (2 * k[None, :]) * r * r
+        flat = np.sort(sc.ravel())[::-1]
+        cutoff = flat[need - 1] if flat.size >= need else -1.0
+        if cutoff > sc[:, -1].max() or sc[:, -1].max() == 0.0:  # every element above the cut-off was generated
+            break
+        K *= 2
+    vals = np.concatenate([flat, np.zeros(max(0, need - flat.size))])
+    return 0.5 * vals[tt.astype(np.int64)]
+
+
+def dynamics_study(d: int = 4096, n: int = 10, seed: int = 0, rho: float | None = None, steps: int = 2**15,
+                   device: Any = None) -> DynamicsStudy:
+    """Claims 2–3 on one instance: SA-GD from ``w₀ = 0`` and SAM from ``w₀ = −ρ`` on the seen coordinates (0 on
+    the unseen ones), η = 1/β = 1."""
+    with one_thread(resolve_device(device)):
+        return _dynamics(d, n, seed, rho, steps, device)
+
+
+def _dynamics(d: int, n: int, seed: int, rho: float | None, steps: int, device: Any) -> DynamicsStudy:
+    inst = unseen_instance(d, n, seed, device)
+    r = chapter_rho(d) if rho is None else number("rho", rho, 0.0, math.inf, low_open=True)
+    T = integer("steps", steps, 0, _MAX_STEPS)
+    zero = torch.zeros_like(inst.a)
+    sg = sa_gd(inst.Z, zero, 1.0, r, T)
+    w_sam0 = torch.where(inst.seen, torch.full_like(inst.a, -r), zero)
+    sm = sam(inst.Z, w_sam0, 1.0, r, T)
+    return DynamicsStudy(inst, r, sg, sm, _predicted_hit(to_numpy(inst.a), r, 1.0))
+
+
+def gd(Z: Any, w0: Any, lr: float = 1.0, steps: int = 2**15) -> Trajectory:
+    """Plain gradient descent on ``F̂`` (no ascent step) — the control of SA-GD and SAM:
+    ``w_{t+1} = w_t − η a ⊙ min(w_t, 0)``. ``sharpness`` is recorded with ``ρ = 1/(2√d)``; ``hit`` is the first
+    step with ``∇F̂(w_t) = 0`` (a fixed point, where the loop stops)."""
+    with one_thread("cpu"):
+        Zt, a, W, batch_shape, eta, _, T = _dynamics_args(Z, w0, lr, 1.0, steps)
+    r = chapter_rho(int(Zt.shape[-1]))
+    rec = _record_times(T)
+    rec_list = list(rec)
+    hist: list[np.ndarray] = []
+    hit = np.full(W.shape[0], -1, dtype=np.int64)
+    j = 0
+    for t in range(T + 1):
+        while j < len(rec_list) and rec_list[j] == t:
+            hist.append(W.copy())
+            j += 1
+        g = a * np.minimum(W, 0.0)
+        moving = np.abs(g).max(-1) > 0
+        hit = np.where((hit < 0) & ~moving, t, hit)
+        if t == T:
+            break
+        if not bool(moving.any()):
+            while j < len(rec_list):
+                hist.append(W.copy())
+                j += 1
+            break
+        W = W - eta * g
+    return _finish(Zt, a, hist, rec, batch_shape, W, hit, r)
+
+
+def sagd_steps(a: Any, lr: float = 1.0, factor: float = 1e-3) -> int:
+    """Steps SA-GD needs from ``w₀ = 0`` until ``S_ρ(w_t) ≤ factor · S_ρ(w₀)``, without simulating it: every step
+    before then acts on a coordinate above the threshold, so the count is ``Σ_i k_i`` with ``k_i`` the least ``k``
+    such that ``a_i (1 − η a_i)^{2k} ρ² ≤ factor · ρ² max a`` (η ≤ 1, so no coordinate overshoots ρ). ρ cancels:
+    the count depends only on the sample fractions ``a``."""
+    av = to_numpy(finite_tensor("a", a, ndim=1)).astype(np.float64)
+    if av.size == 0 or np.any(av < 0) or np.any(av > 1) or not np.any(av > 0):
+        raise ValueError("Invalid a: must be a non-empty vector of fractions in [0, 1], not all 0")
+    eta = number("lr", lr, 0.0, 1.0, low_open=True)
+    f = number("factor", factor, 0.0, 1.0, low_open=True, high_open=True)
+    seen = av[av > 0]
+    thr = f * float(seen.max())
+    # k_i = ⌈ln(thr/a_i) / (2 ln(1 − η a_i))⌉ (0 where a_i ≤ thr); η a_i = 1 empties the gap in one step
+    with np.errstate(divide="ignore"):
+        lg = np.log1p(-eta * seen)
+    k = np.where(seen <= thr, 0.0, np.where(np.isfinite(lg), np.ceil(np.log(thr / seen) / (2 * lg) - 1e-12), 1.0))
+    return int(k.sum())

@@ -1,0 +1,312 @@
+"""Every row the flat-minima chapter shows, the paper's claims they test, and their controls.
+
+``derivation_verdicts(D, brute_max_rel, brute_points)`` — sympy and the closed-form-vs-brute-force sharpness;
+``claim1_verdicts``, ``dynamics_verdicts``, ``stability_verdicts`` — the rows of each study; ``rate_verdicts`` —
+SA-GD's step count against d and n; ``seeded_verdicts(seed)`` / ``deterministic_verdicts()`` — what the
+seed-robustness test re-runs; ``headline(...)`` — the chapter's table with ``PAPER_CLAIMS``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import NamedTuple
+
+import numpy as np
+import sympy as sp
+from scipy.stats import binom
+
+from ..check import Control, PaperClaim, Verdicts
+from ..device import to_numpy
+from ..fit import loglog_slope
+from ..validate import integer, number
+from . import theory
+from .dynamics import DynamicsStudy, dynamics_study, gd, sagd_sharpness_prediction, sagd_steps
+from .experiment import Claim1Study, claim1_study
+from .instance import expected_unseen, prob_some_unseen, sharpness_check, unseen_instance
+from .stability import ALGORITHMS, StabilityResult, stability
+
+__all__ = ["PAPER_CLAIMS", "SLOPE_BAND", "RateStudy", "claim1_verdicts", "derivation_verdicts",
+           "deterministic_verdicts", "dynamics_verdicts", "headline", "rate_study", "rate_verdicts",
+           "seeded_verdicts", "stability_verdicts"]
+
+PAPER_CLAIMS: tuple[PaperClaim, ...] = (
+    PaperClaim("claim1", "flat empirical minima may incur trivial Ω(1) population risk, while sharp minima "
+               "generalise optimally"),
+    PaperClaim("claim2-flat", "SA-GD converges to a flat minimum"),
+    PaperClaim("claim2-rate", "SA-GD converges at a fast rate", quoted_only=True,
+               why="the abstract gives no rate we could read, so there is no number to compare with; the chapter "
+                   "measures SA-GD's step count against d and n on our instance (consistency rows)"),
+    PaperClaim("claim2-risk", "SA-GD's flat solution can have population risk Ω(1)", quoted_only=True,
+               why="needs the paper's construction; on our instance no gradient reaches an unseen coordinate"),
+    PaperClaim("claim3-sharp", "SAM minimises the empirical loss but may converge to a sharp minimum"),
+    PaperClaim("claim3-risk", "SAM's sharp solution can have population risk Ω(1)", quoted_only=True,
+               why="needs the paper's construction (as claim 2's risk)"),
+    PaperClaim("claim4", "population-risk upper bounds for SA-GD and SAM through algorithmic stability",
+               quoted_only=True,
+               why="the bounds could not be read; the chapter shows the 1/n shape of a stand-in (Hardt et al.'s "
+                   "template) as consistency rows"),
+)
+
+#: The band of the replace-one divergence's log–log slope: pilot seeds 9001–9040 (see stability_verdicts).
+SLOPE_BAND = (-1.302, -0.904)
+_ALPHA = 1e-3
+#: Ω(1) read as at least 40 % of the largest population risk ¼ a point of the unit ball can have.
+OMEGA1 = 0.1
+
+
+def _binom_interval(N: int, p: float, alpha: float = _ALPHA) -> tuple[int, int]:
+    """Central interval of Binomial(N, p) with probability ≥ 1 − alpha (each tail ≤ alpha/2)."""
+    lo = int(binom.ppf(alpha / 2, N, p))
+    hi = int(binom.isf(alpha / 2, N, p))
+    if binom.cdf(lo - 1, N, p) > alpha / 2:  # ppf returns the smallest k with cdf ≥ q; keep tails ≤ alpha/2
+        lo -= 1
+    return lo, hi + 1 if binom.sf(hi, N, p) > alpha / 2 else hi
+
+
+def claim1_verdicts(st: Claim1Study) -> Verdicts:
+    """The rows of claim 1 (and the sampler checks) from a :class:`Claim1Study`."""
+    if not isinstance(st, Claim1Study):
+        raise TypeError(f"Invalid st: {type(st).__name__} (must be a Claim1Study)")
+    v = Verdicts("flat minima: claim 1 rows", display=False)
+    ok = st.unseen > 0
+    N = st.unseen.size
+    c2 = st.c**2 / 4
+    v.equal(f"flat ERM: F̂ = 0 and S_ρ = 0 on all {int(ok.sum())} instances with an unseen coordinate "
+            "(largest value)", float(max(st.flat_emp.max(), st.flat_sharp.max())), 0.0,
+            kind="consistency", source="reconstruction",
+            note="F̂ evaluated sample by sample; S_ρ by the closed form (checked against brute force elsewhere)")
+    rel = float(np.max(np.abs(st.flat_pop - c2)) / c2) if c2 > 0 else float(np.max(np.abs(st.flat_pop)))
+    v.less("flat ERM: F = ½Σφ(w_i) equals c²/4 on every instance (max relative error)", rel, 1e-12,
+           kind="consistency", source="derived", basis="model: float64 sums of ≤ 20 terms: error ≲ 10⁻¹⁵")
+    k, m = st.mc_unseen, st.mc.m
+    # f(w; z) = (c²/2k)·Bin(k, ½) for u uniform on k unseen coordinates → m·k·(2/c²)·mean ~ Bin(m·k, ½) exactly
+    lo, hi = _binom_interval(m * k, 0.5)
+    scale = st.c**2 / (2 * k * m)
+    v.greater(f"claim 1: a flat ERM (F̂ = 0, S_ρ = 0) with Ω(1) population risk — F by Monte Carlo ({m} fresh z)",
+              st.mc.mean, OMEGA1, kind="reproduces", source="paper", tests="claim1",
+              control=Control("the sharp ERM w = 0, F by the same Monte Carlo", st.mc_sharp.mean),
+              basis=f"paper: Ω(1) read as ≥ {OMEGA1:g} (40 % of the largest risk ¼ in the unit ball); model: the "
+                    f"estimate's s.e. {st.mc.stderr:.1e} is far below c²/4 − {OMEGA1:g}",
+              note=f"an existence claim, shown on our instance (not the paper's construction): d = {st.d}, n = {st.n}, "
+                   f"c = {st.c:g}; F = c²/4 = {c2:g} by construction, measured without the formula")
+    v.between(f"Monte Carlo estimator: F of the flat ERM ({m} fresh z) vs c²/4 = {c2:g}", st.mc.mean, lo * scale,
+              hi * scale, kind="consistency", source="derived",
+              basis=f"model: m·mean·2k/c² ~ Binomial(m·k, ½) exactly (k = {k}); central interval, false alarm ≤ 1e-3",
+              note="checks the sampler and the estimator against the closed form")
+    wit_rel = float(np.max(np.abs(st.sharp_sharp - st.sharp_witness) / np.maximum(st.sharp_sharp, 1e-300)))
+    v.less("sharp ERM w = 0: S_ρ(0) = ρ²·max a_i/2 equals F̂(−ρe_{i*}) evaluated from the samples (max rel. error)",
+           wit_rel, 1e-12, kind="consistency", source="derived", basis="model: float64 round-off",
+           note="closed form vs an explicit maximiser")
+    v.true(f"claim 1, sharp side: w = 0 has F̂ = F = 0 and S_ρ ≥ ρ²/(2n) > 0 on all {N} instances",
+           bool(np.all(st.sharp_emp == 0) and np.all(st.sharp_pop == 0)
+                and np.all(st.sharp_sharp >= st.rho**2 / (2 * st.n) * (1 - 1e-12))),
+           kind="consistency", source="reconstruction",
+           predicted="F̂ = F = 0, S_ρ > 0",
+           measured=f"max F̂ {np.max(st.sharp_emp):.3g}, max F {np.max(st.sharp_pop):.3g}, min S_ρ/ρ² "
+                    f"{np.min(st.sharp_sharp) / st.rho**2:.3g}",
+           note="any seen coordinate gives S_ρ ≥ ρ²/(2n); risk 0 at 0 by construction")
+    p = 2.0 ** (-st.n)
+    lo, hi = _binom_interval(N * st.d, p)
+    v.between(f"#unseen summed over {N} instances ~ Binomial({N}·{st.d}, 2⁻ⁿ)", int(st.unseen.sum()), lo, hi,
+              kind="consistency", source="derived", basis="model: exact binomial interval, false alarm ≤ 1e-3",
+              note=f"mean {expected_unseen(st.d, st.n):g} per instance")
+    P = prob_some_unseen(st.d, st.n)
+    lo, hi = _binom_interval(N, P)
+    v.between(f"instances with an unseen coordinate ~ Binomial({N}, 1 − (1 − 2⁻ⁿ)^d)", int(ok.sum()), lo, hi,
+              kind="consistency", source="derived", basis="model: exact binomial interval, false alarm ≤ 1e-3",
+              note=f"P = {P:.4f}")
+    return v
+
+
+
+
+def dynamics_verdicts(ds: DynamicsStudy) -> Verdicts:
+    """The rows of claims 2–3 from a :class:`DynamicsStudy`, with plain GD as the control."""
+    if not isinstance(ds, DynamicsStudy):
+        raise TypeError(f"Invalid ds: {type(ds).__name__} (must be a DynamicsStudy)")
+    v = Verdicts("flat minima: claims 2-3 rows", display=False)
+    sg, sm = ds.sagd, ds.sam
+    T = int(sg.t[-1])
+    Z = ds.instance.Z
+    gd0 = gd(Z, np.zeros(Z.shape[-1]), 1.0, T)  # the control of SA-GD: the same start, no ascent step
+    ratio = float(sg.sharpness[-1] / sg.sharpness[0])
+    v.less(f"claim 2: SA-GD (η = 1, exact inner max) reaches a flat point — S_ρ(w_T)/S_ρ(w₀) after {T} steps",
+           ratio, 1e-3, kind="reproduces", source="paper", tests="claim2-flat",
+           control=Control("gradient descent on F̂ from the same start (no ascent)",
+                           float(gd0.sharpness[-1] / gd0.sharpness[0])),
+           basis=f"paper: 'flat' read as a 1000-fold drop of S_ρ; the run is long enough by the exact count "
+                 f"Σ_i k_i = {ds.predicted_hit} < T (row below)",
+           note="on our instance; GD never moves (∇F̂(0) = 0), so the flattening is SA-GD's ascent step's doing")
+    v.equal("SA-GD: first step with S_ρ ≤ 10⁻³S_ρ(w₀) (simulation) = Σ_i k_i (per-coordinate count)",
+            int(sg.hit), ds.predicted_hit, kind="consistency", source="derived",
+            note="each SA-GD step multiplies one gap ρ − w_i by (1 − a_i) and always acts above the threshold")
+    pred = sagd_sharpness_prediction(ds.instance.a, ds.rho, sg.t)
+    rel = float(np.max(np.abs(sg.sharpness - pred) / pred))
+    v.less(f"SA-GD: S_ρ(w_t) simulated = ½·(t+1)-th largest of {{a_i(1 − a_i)^{{2k}}ρ²}} (sorting), at {sg.t.size} "
+           "recorded t (max rel. error)", rel, 1e-9, kind="consistency", source="derived",
+           basis="model: the simulation updates gaps one at a time, the prediction sorts closed-form powers: "
+                 "rounding only")
+    v.less("SAM minimises F̂ — F̂(w_T)/F̂(w₀)", float(sm.empirical[-1] / sm.empirical[0]), 1e-12,
+           kind="consistency", source="paper", basis="model: F̂ = 0 is reached exactly; 1e-12 for round-off",
+           note="SAM from −ρ on the seen coordinates, η = 1 (plain GD would minimise F̂ too, so this is no test)")
+    s0 = float(np.max(to_numpy(ds.instance.a)) * ds.rho**2 / 2)  # S_ρ of the sharp ERM w = 0
+    sam_end = float(sm.sharpness[-1]) / s0 if bool(sm.in_orthant[-1]) else math.nan  # NaN fails the row
+    v.greater("claim 3: SAM ends at a sharp minimum — S_ρ(w_T^SAM) / S_ρ(0) (0 = the sharp ERM)", sam_end, 0.5,
+              kind="reproduces", source="paper", tests="claim3-sharp",
+              control=Control("SA-GD's end point, same instance", float(sg.sharpness[-1]) / s0),
+              basis="paper: 'sharp' read as at least half the sharpness of the sharp ERM w = 0",
+              note="SAM stops where ∇F̂ = 0 first holds, near 0 ≪ ρ; SA-GD pushes every seen w_i to ρ")
+    v.equal("claims 2–3, risk part NOT shown here: F(w_T) of the SA-GD and SAM solutions (largest)",
+            float(max(sg.population[-1], sm.population[-1])), 0.0, kind="consistency", source="reconstruction",
+            note="on our instance neither method moves an unseen coordinate, so F(w_T) = 0: the Ω(1) parts of "
+                 "claims 2–3 need the paper's construction (quoted only)")
+    return v
+
+
+def stability_verdicts(results: Sequence[StabilityResult]) -> Verdicts:
+    """The rows of claim 4 from three :class:`StabilityResult` (GD, SA-GD, SAM)."""
+    if not isinstance(results, (list, tuple)) or not results or not all(
+            isinstance(r, StabilityResult) for r in results):
+        raise TypeError("Invalid results: must be a non-empty sequence of StabilityResult")
+    v = Verdicts("flat minima: claim 4 rows", display=False)
+    for st in results:
+        fit = loglog_slope(st.n, st.delta)
+        v.between(f"claim 4 stand-in ({st.algorithm}): replace-one divergence δ ∝ n^slope — log–log slope",
+                  fit.slope, SLOPE_BAND[0], SLOPE_BAND[1], kind="consistency", source="reconstruction",
+                  basis="pilot: seeds 9001–9040 (40 seeds × 3 methods, this design) gave mean −1.103, sd 0.061; "
+                        "band = mean ± 3.29 sd (false alarm 1e-3 per row), not widened",
+                  note="least squares, d = 20, ρ = 0.05, η = 0.5, T = 200, n = 50…800: the 1/n law plus a finite-n "
+                       "bias toward steeper slopes (Ĥ is ill-conditioned at n = 50, d/n = 0.4)")
+    return v
+
+
+class RateStudy(NamedTuple):
+    """SA-GD's exact step count to a 10³-fold flatter point, against d (at ``n_fixed``) and n (at ``d_fixed``),
+    each averaged over ``instances`` instances, and the fitted exponents."""
+
+    d: np.ndarray
+    steps_d: np.ndarray
+    n: np.ndarray
+    steps_n: np.ndarray
+    slope_d: float
+    slope_n: float
+    n_fixed: int
+    d_fixed: int
+
+
+def rate_study(d: Sequence[int] = (1024, 4096, 16384), n: Sequence[int] = (5, 10, 20, 40), n_fixed: int = 10,
+               d_fixed: int = 4096, instances: int = 5, seed: int = 0) -> RateStudy:
+    """Steps SA-GD needs (η = 1, from 0) until S_ρ falls 10³-fold, by the exact count :func:`~.dynamics.sagd_steps`
+    (equal to the simulation, a consistency row), on ``instances`` seeded instances per (d, n)."""
+    if not isinstance(d, (list, tuple)) or not isinstance(n, (list, tuple)):
+        raise TypeError("Invalid d/n: must be sequences of sizes")
+    if len(set(d)) < 3 or len(set(n)) < 3:
+        raise ValueError(f"Invalid d/n: {d}, {n} (each needs ≥ 3 distinct sizes for a log–log fit)")
+    dd = [integer("d", x, 2, 2**20) for x in d]
+    nn = [integer("n", x, 1, 1000) for x in n]
+    nf, df = integer("n_fixed", n_fixed, 1, 1000), integer("d_fixed", d_fixed, 2, 2**20)
+    k = integer("instances", instances, 1, 100)
+    sd = integer("seed", seed, 0)
+
+    def mean_steps(d_: int, n_: int) -> float:
+        return float(np.mean([sagd_steps(to_numpy(unseen_instance(d_, n_, sd + i, "cpu").a)) for i in range(k)]))
+
+    sdv = np.array([mean_steps(x, nf) for x in dd])
+    snv = np.array([mean_steps(df, x) for x in nn])
+    return RateStudy(np.array(dd), sdv, np.array(nn), snv, loglog_slope(dd, sdv).slope, loglog_slope(nn, snv).slope,
+                     nf, df)
+
+
+def rate_verdicts(rs: RateStudy) -> Verdicts:
+    """SA-GD's step count against d and n (claim 2's rate is quoted only: no rate to compare with)."""
+    if not isinstance(rs, RateStudy):
+        raise TypeError(f"Invalid rs: {type(rs).__name__} (must be a RateStudy)")
+    v = Verdicts("flat minima: SA-GD's step count", display=False)
+    v.between(f"SA-GD steps to S_ρ/S_ρ(0) ≤ 10⁻³ grow ∝ d^b (n = {rs.n_fixed}, d = {', '.join(map(str, rs.d))})",
+              rs.slope_d, 0.9, 1.1, kind="consistency", source="derived",
+              basis="model: steps = Σ over ≈ d(1 − 2⁻ⁿ) seen coordinates of k_i = O(1) steps each, k_i depending on "
+                    "a_i only: b = 1 up to the slow drift of max a with d",
+              note="each step moves one coordinate (the inner maximiser is −ρe_i): no dimension-free rate on our "
+                   "instance; the paper's rate is unknown to us")
+    v.between(f"… and hardly depend on n at fixed d = {rs.d_fixed} (exponent over n = {', '.join(map(str, rs.n))})",
+              rs.slope_n, -0.1, 0.1, kind="consistency", source="derived",
+              basis="model: k_i depends on a_i only, and a_i concentrates at ½ as n grows, so the count converges",
+              note="the sample size enters only through the spread of a_i")
+    return v
+
+
+def derivation_verdicts(D: theory.Derivations, brute_max_rel: float, brute_points: int) -> Verdicts:
+    """The symbolic rows, plus the closed-form-vs-brute-force row (``brute_max_rel`` over ``brute_points``)."""
+    if not isinstance(D, theory.Derivations):
+        raise TypeError(f"Invalid D: {type(D).__name__} (must be the Derivations of derive_all())")
+    brute_max_rel = number("brute_max_rel", brute_max_rel, 0.0)
+    brute_points = integer("brute_points", brute_points, 1)
+    rho, c = sp.symbols("rho c", positive=True)
+    v = Verdicts("flat minima: derivation rows", display=False)
+    ph = D.phi
+    v.true("φ ≥ 0, C¹ at 0, 0 ≤ φ'' ≤ 1 on each piece: convex and 1-smooth (β = 1)",
+           ph.nonnegative and ph.c1_at_zero and ph.curvature_range == (0, 1), kind="consistency", source="derived",
+           measured=f"φ'' ∈ [{ph.curvature_range[0]}, {ph.curvature_range[1]}]", note="sympy, piece by piece")
+    v.true("φ' = min(u, 0) is 1-Lipschitz (three sign cases)", ph.lipschitz_ok, kind="consistency", source="derived",
+           measured=", ".join(f"{k}: {sp.simplify(e)}" for k, e in ph.lipschitz_cases.items()),
+           predicted="each |u − v| − |φ'(u) − φ'(v)| ≥ 0")
+    v.true("F(w) = E f(w; z) = ½ Σ φ(w_i), and F ≤ ¼ on the unit ball", D.population.identity_ok
+           and D.population.max_on_ball == sp.Rational(1, 4), kind="consistency", source="derived",
+           measured=f"E[zφ] = {D.population.expectation}, max = {D.population.max_on_ball}")
+    sh = D.sharpness
+    v.true("orthant sharpness: ρ(t − w) − t(ρ − w) = −w(ρ − t) ≤ 0, so S_ρ(w) = max_i a_i(ρ − w_i)₊²/2",
+           sh.lemma_ok and sh.two_coordinate_ok, kind="consistency", source="derived",
+           measured=f"lemma = {sh.lemma}; two coordinates: linear in cos²θ", note="our proof (the paper's is unknown)")
+    v.less(f"orthant sharpness: closed form = brute force (sphere search + SLSQP) at {brute_points} random points "
+           "(max rel. error)", brute_max_rel, 1e-6, kind="consistency", source="derived",
+           basis="model: SLSQP (ftol 1e-15) converges to ≲ 1e-12 relative; 1e-6 allows a poorly started polish",
+           note="d = 3, n = 5, seen w_i ∈ [0, 0.8ρ] ∪ [ρ, 1.5ρ]")
+    e = D.erms
+    v.true("flat ERM: F̂ = 0, S_ρ = 0, F = c²/4, ‖w‖² = #seen·ρ² + c²",
+           e.flat_empirical == 0 and e.flat_sharpness == 0 and sp.simplify(e.flat_population - c**2 / 4) == 0,
+           kind="consistency", source="reconstruction",
+           measured=f"F̂ = {e.flat_empirical}, S_ρ = {e.flat_sharpness}, F = {e.flat_population}, "
+                    f"‖w‖² = {e.flat_norm2}")
+    v.true("sharp ERM w = 0: F = 0, S_ρ = ρ²·max a_i/2", e.sharp_population == 0
+           and sp.simplify(e.sharp_sharpness - sp.Symbol("a_max", positive=True) * rho**2 / 2) == 0,
+           kind="consistency", source="reconstruction", measured=f"F = {e.sharp_population}, S_ρ = {e.sharp_sharpness}")
+    un = D.unseen
+    v.close(f"P(some unseen) at d = {un.d}, n = {un.n}: float log1p/expm1 = exact sympy 1 − (1 − 2⁻ⁿ)^d",
+            prob_some_unseen(un.d, un.n), un.prob_value, rtol=1e-12, kind="consistency", source="derived",
+            basis="model: 30-digit evaluation vs double precision",
+            note=f"E #unseen = d·2⁻ⁿ = {un.expected_value}")
+    return v
+
+
+def deterministic_verdicts() -> Verdicts:
+    """The rows without randomness: sympy identities, the closed-form-vs-brute-force sharpness check (fixed
+    points, seed 0) and SA-GD's step count against d and n (fixed instances, seeds 0–4)."""
+    chk = sharpness_check()
+    v = derivation_verdicts(theory.derive_all(), chk.max_rel, chk.points)
+    v.extend(rate_verdicts(rate_study()))
+    return v
+
+
+def seeded_verdicts(seed: int) -> Verdicts:
+    """Exactly the stochastic rows the chapter shows, for ``seed``: claim 1 on 500 instances (d = 4096, n = 10,
+    ρ = 1/(2√d), c = 0.8) with a 10⁴-sample Monte Carlo; claims 2–3 on one instance (2¹⁵ steps); claim 4 on least
+    squares for n ∈ {50, …, 800}."""
+    s = integer("seed", seed, 0)
+    v = Verdicts(f"flat minima (seed {s})", display=False)
+    v.extend(claim1_verdicts(claim1_study(seed=s, device="cpu")))
+    v.extend(dynamics_verdicts(dynamics_study(seed=s, device="cpu")))
+    v.extend(stability_verdicts(stability(ALGORITHMS, seed=s, device="cpu")))
+    return v
+
+
+def headline(st: Claim1Study, ds: DynamicsStudy, results: Sequence[StabilityResult], D: theory.Derivations,
+             brute_max_rel: float, brute_points: int, rs: RateStudy) -> Verdicts:
+    """The chapter's table, from the chapter's own studies, with ``PAPER_CLAIMS``."""
+    v = Verdicts("Flat minima — headline claims", claims=PAPER_CLAIMS)
+    v.extend(derivation_verdicts(D, brute_max_rel, brute_points))
+    v.extend(rate_verdicts(rs))
+    v.extend(claim1_verdicts(st))
+    v.extend(dynamics_verdicts(ds))
+    v.extend(stability_verdicts(results))
+    return v

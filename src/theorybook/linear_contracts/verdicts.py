@@ -1,0 +1,206 @@
+"""Every row the linear-contracts chapter shows, the paper's claims they test, and their controls.
+
+``seeded_verdicts(seed, sweeps)`` — the stochastic rows (the headline n-independence experiment, the generic
+s^(−1/2) rate, the EUM reduction); ``deterministic_verdicts()`` — sympy, the constants, the chaining integral, the
+engine against brute force, the monotonicity lemma with its control and what the tie rule buys;
+``headline(seed, sweeps)`` — the chapter's table (both, with ``PAPER_CLAIMS``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..check import Control, PaperClaim, Verdicts, z_threshold
+from ..device import one_thread
+from ..fit import loglog_slope
+from ..validate import integer
+from .brute_force import attainment_gap, brute_force_parity, monotonicity_gap
+from .engine import ContractTypes, SweepResult, quantile_band, random_types
+from .experiment import (
+    DELTA,
+    EPS,
+    MONO_ACTIONS,
+    N_OUTCOMES,
+    N_TYPES,
+    POP_SEED,
+    REPS,
+    chapter_population,
+    chapter_sweeps,
+    nindep_study,
+)
+from .theory import (
+    THM11_CONSTANT,
+    derive_chaining_integral,
+    derive_constants,
+    derive_eum_decomposition,
+    derive_exchange_argument,
+    derive_indifference_point,
+    derive_piece_deviation,
+)
+
+__all__ = ["PAPER_CLAIMS", "SLOPE_BAND", "GROWTH_MAX", "MONO_T100", "seeded_verdicts", "deterministic_verdicts",
+           "headline"]
+
+PAPER_CLAIMS: tuple[PaperClaim, ...] = (
+    PaperClaim("Thm1.1-n", "uniform convergence of the principal's utility from s = O(ln(1/δ)/ε²) sampled agents, "
+               "independent of the number of actions n (and outcomes m)", where="abstract"),
+    PaperClaim("rate", "the sample complexity is O(ln(1/δ)/ε²), i.e. accuracy ε ∝ s^(−1/2)",
+               where="abstract", quoted_only=True,
+               why="the s^(−1/2) rate is generic (any finite class, and a grid-only engine, shows it), so the "
+                   "measured slopes are consistency checks, not a test of the paper"),
+    PaperClaim("Cor1.2", "EUM is optimal: U(α*) − U(α̂) ≤ ε with O(ln(1/δ)/ε²) samples, matching the "
+               "Ω(ln(1/δ)/ε²) lower bound", where="abstract", quoted_only=True,
+               why="the lower bound is quoted; the reduction U(α*) − U(α̂) ≤ 2 sup|Û − U| is our derivation"),
+    PaperClaim("lemma", "the expected reward R(α) is non-decreasing in α, although u(α, θ) is not",
+               where="Lemma 2.1/2.2 (reviews' numbering)", source="secondary"),
+    PaperClaim("ties", "the monotonicity lemma requires principal-favouring tie-breaking",
+               where="Lemma 2.1/2.2 (reviews)", source="secondary", quoted_only=True,
+               why="a hypothesis of the proof, not a falsifiable statement: monotonicity also holds under agent ties "
+                   "(a consistency row); what ties buy is attainment"),
+)
+
+#: The consistency band of the per-n log–log slopes (error model in the row's basis).
+SLOPE_BAND = (-0.6, -0.4)
+#: The headline threshold: ln s*(n) may not grow with ln ln n (slope ≤ 0).
+GROWTH_MAX = 0.0
+#: Types of the n = 100 brute-force monotonicity search (n(n − 1)/2 pairs each).
+MONO_T100 = 25
+
+
+def _check_sweeps(sweeps: dict[int, SweepResult] | None) -> None:
+    if sweeps is not None and not (isinstance(sweeps, dict) and sweeps and all(isinstance(r, SweepResult)
+                                                                               for r in sweeps.values())):
+        raise TypeError(f"Invalid sweeps: {type(sweeps).__name__} (must be None or chapter_sweeps(...)'s dict)")
+
+
+def seeded_verdicts(seed: int, sweeps: dict[int, SweepResult] | None = None) -> Verdicts:
+    """The chapter's stochastic rows (display=False) from the sweep drawn with ``seed`` (or the given sweeps)."""
+    sd = integer("seed", seed, 0, 2**63 - 1)
+    _check_sweeps(sweeps)
+    sw = chapter_sweeps(sd) if sweeps is None else sweeps
+    v = Verdicts(f"Linear contracts — sampling (seed {sd})", display=False)
+    st = nindep_study(sw)
+    ns = ", ".join(f"{int(n):,}" for n in st.n)
+    shown = ", ".join(f"{s:,.0f}" for s in st.s_star)
+    v.less(f"Thm 1.1 n-independence: growth of s*(n) (least s with the {1 - DELTA:.0%} quantile of sup|Û_s − U| ≤ "
+           f"{EPS:g}) — slope of ln s* on ln ln n over n = {ns}", st.slope, GROWTH_MAX, kind="reproduces",
+           source="paper", tests="Thm1.1-n",
+           control=[Control(f"s* ∝ ln n (ε ∝ √(ln n/s), a union bound over actions): measured s*(n)·ln n/"
+                            f"ln {int(st.n[0])}", st.alt_slopes[1]),
+                    Control(f"s* ∝ ln² n (ε ∝ ln n/√s): measured s*(n)·(ln n/ln {int(st.n[0])})²",
+                            st.alt_slopes[2])],
+           basis="paper: 'independent of n' read as no growth (slope ≤ 0); pilot: seeds 9001–9012 (the same "
+                 "design) gave slopes −0.46 ± 0.04 (sd), so 0 lies ≥ 10 sd above the mean — false alarm ≪ 1e-3",
+           note=f"s*(n) = {shown}. On our family s* even falls with n (best responses concentrate as the agent "
+                "chooses among more actions); the controls add the alternatives' growth to the same data")
+    z = z_threshold(1e-3, len(sw))
+    for n, r in sw.items():
+        q, se = quantile_band(r.sup_dev, 0.95)
+        x = np.log(r.s)
+        a = (x - x.mean()) / ((x - x.mean()) ** 2).sum()
+        se_slope = float(np.abs(a) @ se)  # worst case: the log-quantiles fully correlated, adversely
+        v.between(f"rate (generic): log–log slope of the 95% quantile of sup|Û_s − U| in s, n = {int(n):,}",
+                  loglog_slope(r.s, q).slope, *SLOPE_BAND, kind="consistency", source="paper",
+                  basis=(f"model: order-statistic SE of each log-quantile (B = {REPS}); slope SE ≤ Σ|a_j|SE_j = "
+                         f"{se_slope:.3f}; z(1e−3, {len(sw)} rows) = {z:.2f} → {z * se_slope:.3f} < 0.1, the band's "
+                         "half-width fixed in advance"),
+                  note="the CLT rate any finite class shows (a grid-only engine gives −0.49 too): a check of the "
+                       "engine and the sampler, not of the paper")
+    worst = max(float((r.subopt - 2 * r.sup_dev).max()) for r in sw.values())
+    n_cases = sum(r.subopt.size for r in sw.values())
+    v.less(f"EUM: U(α*) − U(α̂) ≤ 2·sup|Û_s − U| in all {n_cases:,} (rep, s, n) cases; max excess", worst, 1e-12,
+           kind="consistency", source="derived", basis="model: float64 round-off of sums of ≤ 2,000 terms",
+           note="the corollary's proof step, with α̂ (argmax of Û_s) and sup|Û_s − U| computed separately")
+    return v
+
+
+def _mono_population(n: int) -> ContractTypes:
+    return chapter_population(n) if n <= 10 else random_types(MONO_T100, n, N_OUTCOMES, seed=POP_SEED)
+
+
+def deterministic_verdicts() -> Verdicts:
+    """The chapter's deterministic rows: sympy algebra, engine vs brute force, the lemma and attainment."""
+    with one_thread():
+        return _deterministic_verdicts()
+
+
+def _deterministic_verdicts() -> Verdicts:
+    import mpmath
+    import sympy as sp
+
+    v = Verdicts("Linear contracts — exact", display=False)
+    ex = derive_exchange_argument()
+    v.equal("exchange argument: the two optimality inequalities add to (α₂ − α₁)(R_j − R_i)", ex.residual, 0,
+            kind="consistency", source="derived", note="sympy: costs cancel, so monotonicity holds for any tie rule")
+    ip = derive_indifference_point()
+    Ri, Rj, ci, cj = sp.symbols("R_i R_j c_i c_j", real=True)
+    v.equal("indifference point α = (c_i − c_j)/(R_i − R_j)", sp.simplify(ip - (ci - cj) / (Ri - Rj)), 0,
+            kind="consistency", source="derived")
+    pdv = derive_piece_deviation()
+    kap, kap2 = sp.symbols("kappa_0 kappa_1", real=True)
+    rh, rt = sp.symbols("Rhat R", real=True)
+    v.equal("on a piece [κ₀, κ₁), |Û_s − U|(κ₀) − |Û_s − U|(κ₁) = (κ₁ − κ₀)|R̂ − R| (max at the left end)",
+            sp.simplify(pdv.left_minus_right - (kap2 - kap) * sp.Abs(rh - rt)), 0, kind="consistency",
+            source="derived")
+    v.equal("EUM decomposition ⇒ U(α*) − U(α̂) ≤ 2 sup|Û_s − U| (residual)", derive_eum_decomposition(), 0,
+            kind="consistency", source="derived")
+    c = derive_constants()
+    v.equal("Thm 1.1 constant: 4·(12√6)² = 3456", int(c.thm11), THM11_CONSTANT, kind="consistency",
+            source="secondary", note="the reviews' Rademacher constant 12√6 and sample constant 3456 agree")
+    v.equal("Cor 1.2: proof's 4·3456 (accuracy ε/2) = 13824 = 2 × stated 6912", int(c.cor12_proof),
+            int(c.cor12_stated_times_2), kind="consistency", source="secondary",
+            note="the statement's 6912 is half of what the proof uses; which one the final version has is open")
+    ch = derive_chaining_integral()
+    quad = float(mpmath.quad(lambda t: mpmath.sqrt(mpmath.log(1 / t)), [0, 1 / (2 * mpmath.sqrt(12))]))
+    v.true("chaining: closed form of ∫₀^a √ln(1/ν) dν (derivative and a → 0 limit)",
+           ch.derivative_residual == 0 and ch.limit_at_zero == 0, kind="consistency", source="derived",
+           measured=f"residual {ch.derivative_residual}, limit {ch.limit_at_zero}")
+    v.close("chaining integral: closed form = numerical quadrature (mpmath)", ch.value, quad, rtol=1e-12,
+            kind="consistency", source="derived", basis="model: mpmath quadrature at 15 significant digits")
+    v.less("chaining integral ∫₀^{1/(2√12)} √ln(1/ν) dν ≤ 1/4 (the reviews' bound)", quad, 0.25, kind="consistency",
+           source="secondary", basis="exact: quadrature to ~1e-15 against the reviews' 1/4",
+           note="a number inside the proof, not a claim an experiment can test")
+    worst = {"grid": 0.0, "kinks": 0.0, "left_limits": 0.0, "alpha_star": 0.0, "u_star": 0.0}
+    n_pts = 0
+    for n, T in ((2, 200), (10, 100), (100, 20)):
+        par = brute_force_parity(random_types(T, n, N_OUTCOMES, seed=POP_SEED + 1))
+        n_pts += par.pop("n_points")
+        worst = {k: max(worst[k], par[k]) for k in worst}
+    v.less(f"engine = brute force: max |ΔU| on 5,001-point grids, at kinks and left limits ({n_pts:,} points; "
+           "n = 2, 10, 100)", max(worst["grid"], worst["kinks"], worst["left_limits"]), 1e-12, kind="consistency",
+           source="derived", basis="model: float64 round-off of cumulative sums over ≤ 2,000 jumps",
+           note="brute force = explicit argmax per α (principal ties; agent ties give left limits)")
+    v.less("engine = brute force: |α* − α*_bf| + |U* − U*_bf|", worst["alpha_star"] + worst["u_star"], 1e-12,
+           kind="consistency", source="derived", basis="model: float64 round-off",
+           note="brute-force optimum over the grid and all kinks")
+    pops = {n: _mono_population(n) for n in MONO_ACTIONS}
+    gaps_p = {n: monotonicity_gap(p, "principal") for n, p in pops.items()}
+    gaps_u = {n: monotonicity_gap(p, "principal", quantity="utility") for n, p in pops.items()}
+    gaps_a = {n: monotonicity_gap(p, "agent") for n, p in pops.items()}
+    v.greater("Lemma: R(α) non-decreasing (principal ties): min increment of R_θ over all indifference points",
+              min(gaps_p.values()), -1e-12, kind="reproduces", source="secondary", tests="lemma",
+              control=Control("the principal's utility u(α, θ) = (1 − α)R_θ(α) at the same points",
+                              min(gaps_u.values())),
+              basis="exact: increments of R_θ values taken from the data (differences of equal numbers are 0); "
+                    "−1e−12 allows for float64 argmax ties",
+              note=f"brute force at every pairwise indifference point, midpoints, 0 and 1, for every type "
+                   f"(n = 2, 10: {N_TYPES} types; n = 100: {MONO_T100} types)")
+    v.greater("monotonicity under agent-favouring ties too: min increment (brute-force search)", min(gaps_a.values()),
+              -1e-12, kind="consistency", source="derived", basis="exact: as the row above",
+              note="the exchange argument (sympy above) needs no tie rule; this confirms it numerically")
+    att = attainment_gap(chapter_population(10))
+    v.greater("what principal ties buy: sup U − best value attained under agent ties (n = 10)", att["shortfall"],
+              1e-6, kind="consistency", source="derived", basis="model: round-off is ~1e−15, so > 1e−6 is a real "
+              "shortfall", note="engine sup (principal ties, attained) vs brute-force agent-tie U at every kink and 0")
+    return v
+
+
+def headline(seed: int, sweeps: dict[int, SweepResult] | None = None) -> Verdicts:
+    """The chapter's table: the deterministic and the seeded rows, with ``PAPER_CLAIMS``."""
+    sd = integer("seed", seed, 0, 2**63 - 1)
+    _check_sweeps(sweeps)
+    v = Verdicts("Linear contracts: sample complexity of EUM — headline claims", claims=PAPER_CLAIMS)
+    v.extend(deterministic_verdicts())
+    v.extend(seeded_verdicts(sd, sweeps))
+    return v
+
