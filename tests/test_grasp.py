@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from theorybook import grasp as G
-from theorybook.grasp import experiment as E
+from theorybook.grasp import methods as E
 from theorybook.grasp import theory as Th
 
 
@@ -128,7 +128,7 @@ def test_oracle_grid_and_divergence_is_inf(small):
 
 
 def test_dog_matches_package():
-    assert G._dog_parity(30) < 1e-10
+    assert G.dog_parity(30) < 1e-10
 
 
 def test_adagrad_norm_first_step():
@@ -167,8 +167,79 @@ def test_value_errors_with_problem():
 # ---------------------------------------------------------------- chapter rows and widget
 def test_chapter_run_small_scale():
     run = G.chapter_run(11, 256, seeds=2)
-    assert run.grasp_norm.shape == (6, 2) and bool(torch.isfinite(run.oracle_norm).all())
-    assert bool((run.candidate_norm.min(1).values <= run.grasp_norm + 1e-15).all())
+    P = len(G.SIGMAS) * len(G.CS)
+    assert run.grasp_norm.shape == (P, 2) and bool(torch.isfinite(run.oracle_norm).all())
+    assert torch.allclose(run.x0_norm, torch.ones_like(run.x0_norm), rtol=1e-12)  # the do-nothing control
+    # the oracle-tuned step is the least mean final ‖∇F‖ among the oracle's steps, one step per problem
+    mean = run.oracle.grad_norm.mean(-1)
+    assert torch.equal(run.tuned_index, mean.argmin(1))
+    assert torch.allclose(run.oracle_norm.mean(-1) * run.g0, mean.min(1).values, rtol=1e-12)
+    # the fixed-step lattice spans every tuned step, and the chosen fixed step minimises the worst ratio
+    assert float(run.fixed_etas.min()) <= float(run.tuned_eta.min()) * 1.0001
+    assert float(run.fixed_etas.max()) >= float(run.tuned_eta.max()) / 1.0001
+    worst = (G.per_problem(run.fixed_all) / G.per_problem(run.oracle_norm)[:, None]).max(0).values
+    assert float(worst[run.fixed_index]) == float(worst.min())
+
+
+@pytest.fixture(scope="module")
+def headline():
+    run = G.chapter_run(11)
+    curve = G.budget_curve(11, (G.SMALL_T,))
+    return run, curve, G.seeded_verdicts(11, run, curve)
+
+
+def test_headline_controls_fail_the_same_test(headline):
+    run, _, v = headline
+    row = next(r for r in v.rows if r.kind == "reproduces")
+    assert row.tests == "C1" and row.holds and len(row.controls) == 2
+    assert not any(c["passes"] for c in row.controls)
+    h = G.headline_numbers(run)
+    logT = h["log2T"]
+    assert float(h["ratios"]["returns x₀"].min()) > logT  # x₀ fails on every problem (tuning matters)
+    fixed = h["ratios"]["best fixed step"]
+    assert float(fixed.max()) > logT and float(fixed.min()) <= logT  # fails on part of the family only
+    assert float(h["ratios"]["Grasp-style (U-statistic)"].max()) <= logT
+    assert float(h["oracle"].max()) <= G.TUNING_GAIN
+    assert v.passed, [r.claim for r in v.failures]
+
+
+def test_chapter_verdicts_carry_the_claims(headline):
+    run, curve, _ = headline
+    t = G.chapter_verdicts(run, curve, 11)
+    t.display = False
+    assert {c.id for c in t.claims} == {c.id for c in G.PAPER_CLAIMS}
+    kinds = t.counts()
+    assert kinds["reproduces"] == 2 and kinds["differs"] == 1 and kinds["fails"] == 0
+    assert {r.tests for r in t.rows if r.kind == "reproduces"} == {"C1", "C2"}
+
+
+def test_budget_curve_matches_the_family_and_the_small_budget_differs(headline):
+    run, curve, v = headline
+    assert curve.steps == ((G.SMALL_T - 16) // (2 * G.grid_size(G.SMALL_T)),)
+    row = next(r for r in v.rows if r.kind == "differs")
+    assert row.tests == "C1" and row.holds and float(curve.grasp[0] / curve.oracle[0]) > math.log2(G.SMALL_T)
+    # at the headline budget, the same problem (σ = SIGMAS[0], c = 1) of the family is the same computation
+    full = G.budget_curve(11, (G.T_VERDICT,))
+    p = G.CS.index(1.0)
+    assert float(full.grasp[0]) == pytest.approx(float(run.grasp_norm[p].mean()), rel=1e-9)
+    assert float(full.oracle[0]) == pytest.approx(float(run.oracle_norm[p].mean()), rel=1e-9)
+
+
+def test_headline_validation():
+    with pytest.raises(TypeError):
+        G.headline_numbers("run")
+    with pytest.raises(TypeError):
+        G.seeded_verdicts(1, run="run")
+    with pytest.raises(TypeError):
+        G.seeded_verdicts(1, curve="curve", T=64, seeds=2)
+    with pytest.raises(ValueError):
+        G.budget_curve(1, (32,))
+    with pytest.raises(ValueError):
+        G.per_problem(torch.tensor([1.0, math.nan]))
+    prob = E.robust_regression(0.3, n=50, d=3)
+    with pytest.raises(ValueError):
+        E.grad_norm(prob, torch.zeros(1, 2, 4, dtype=torch.float64))
+    assert bool(torch.isinf(E.grad_norm(prob, torch.full((1, 3), math.inf, dtype=torch.float64))).all())
 
 
 @pytest.mark.parametrize("setting", [

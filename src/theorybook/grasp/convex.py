@@ -241,3 +241,13 @@ def convex_study(d: int = 2000, Ts=(64, 128, 256, 512, 1024), *, L: float = 1.0,
 
 
 __all__ += ["ConvexGrasp", "ConvexOracle", "ConvexStudy", "convex_study", "loglog_slope"]
+
+# Cheap arguments for tests/test_api_fuzz.py.
+FUZZ_BASE = {
+    "chain_quadratic": {"d": 8},
+    "run_convex": {"problem": chain_quadratic(8, device="cpu"), "etas": [0.5], "T": 4},
+    "grasp_convex": {"problem": chain_quadratic(8, device="cpu"), "T": 8},
+    "oracle_convex": {"problem": chain_quadratic(8, device="cpu"), "T": 4},
+    "convex_study": {"d": 8, "Ts": (4, 8)},
+    "loglog_slope": {"x": [1.0, 2.0], "y": [1.0, 0.5]},
+}

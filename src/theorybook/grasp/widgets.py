@@ -15,7 +15,8 @@ from ..device import one_thread, to_numpy
 from ..plotting import COLORS, figure, label_axes
 from ..validate import integer, number, one_of
 from ..widgets import live_panel
-from .experiment import RobustRegression, _grad_norm, grasp, oracle, robust_regression
+from .experiment import DIM, LAM
+from .methods import RobustRegression, grad_norm, grasp, oracle, robust_regression
 
 __all__ = ["PanelResult", "panel", "render", "explorer"]
 
@@ -25,7 +26,7 @@ _T_OPTIONS = (2**6, 2**7, 2**8, 2**9, 2**10)
 
 @lru_cache(maxsize=16)
 def _problem(sigma: float, c: float) -> RobustRegression:
-    return robust_regression(sigma, c, n=_N, d=20, seed=0)
+    return robust_regression(sigma, c, n=_N, d=DIM, lam=LAM, seed=0)
 
 
 class PanelResult(NamedTuple):
@@ -39,7 +40,7 @@ class PanelResult(NamedTuple):
     label: str
 
 
-def panel(sigma: float = 0.3, c: float = 1.0, T: int = 1024, score: str = "ustat",
+def panel(sigma: float = 0.01, c: float = 1.0, T: int = 1024, score: str = "ustat",
           seed: int = 0) -> tuple[PanelResult, dict[str, np.ndarray]]:
     """Pure compute behind the panel (validated); returns the result and the curves to draw."""
     s = number("sigma", sigma, 0.0, 100.0)
@@ -52,7 +53,7 @@ def panel(sigma: float = 0.3, c: float = 1.0, T: int = 1024, score: str = "ustat
         g0 = float(torch.linalg.vector_norm(prob.gradient(prob.x0(1))))
         gr = grasp(prob, t, seeds=1, seed=sd, score=score)
         orc = oracle(prob, t, seeds=1, seed=sd + 1)
-        cand = _grad_norm(prob, gr.candidates)[0, :, 0] / g0
+        cand = grad_norm(prob, gr.candidates)[0, :, 0] / g0
     eb = float(orc.eta_bar[0])
     k = int(gr.chosen[0, 0])
     curves = {"eta": to_numpy(gr.etas[0, :, 0]) / eb, "cand": to_numpy(cand), "score": to_numpy(gr.scores[0, :, 0]),
@@ -65,7 +66,7 @@ def panel(sigma: float = 0.3, c: float = 1.0, T: int = 1024, score: str = "ustat
     return res._replace(label=label), curves
 
 
-def render(sigma: float = 0.3, c: float = 1.0, T: int = 1024, score: str = "ustat"):
+def render(sigma: float = 0.01, c: float = 1.0, T: int = 1024, score: str = "ustat"):
     """Draw the panel for one setting; returns ``(fig, result)``."""
     res, cv = panel(sigma, c, T, score)
     fig, (ax,) = figure(1, width=6.4, height=3.4)
@@ -87,8 +88,8 @@ def explorer():
     import ipywidgets as w
 
     controls = {
-        "sigma": w.SelectionSlider(options=[0.0, 0.1, 0.3, 1.0, 3.0, 10.0], value=0.3, description="σ"),
-        "c": w.SelectionSlider(options=[2.0**k for k in range(-10, 11, 2)], value=1.0, description="c"),
+        "sigma": w.SelectionSlider(options=[0.0, 0.001, 0.01, 0.1, 0.3, 1.0, 3.0, 10.0], value=0.01, description="σ"),
+        "c": w.SelectionSlider(options=[2.0**k for k in range(-12, 13, 3)], value=1.0, description="c"),
         "T": w.SelectionSlider(options=list(_T_OPTIONS), value=1024, description="T"),
         "score": w.ToggleButtons(options=["ustat", "naive"], value="ustat", description="score"),
     }

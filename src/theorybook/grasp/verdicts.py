@@ -1,0 +1,278 @@
+"""Every row the Grasp chapter shows, with its control: ``PAPER_CLAIMS``, ``seeded_verdicts(seed)`` (the headline
+experiment), ``deterministic_verdicts()`` (sympy, the problems' smoothness, the convex study, DoG parity) and
+``chapter_verdicts(run)``, the one table the chapter shows (it carries the paper claims into the ledger).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+
+from ..check import Control, PaperClaim, Verdicts
+from ..device import one_thread
+from ..validate import integer
+from .convex import BASES
+from .experiment import (
+    CONVEX_SLOPE_GAP,
+    CS,
+    POOL_SEED,
+    SEEDS,
+    SIGMAS,
+    SMALL_T,
+    T_VERDICT,
+    TUNING_GAIN,
+    BudgetCurve,
+    HeadlineRun,
+    budget_curve,
+    chapter_convex,
+    chapter_problem,
+    chapter_run,
+    dog_parity,
+    per_problem,
+    smoothness_bound,
+)
+from .methods import exact_anchor
+from .theory import derive_self_bounding, derive_sgd_tuning, derive_ustat_bias
+
+__all__ = ["PAPER_CLAIMS", "chapter_verdicts", "deterministic_verdicts", "headline_numbers", "seeded_verdicts"]
+
+PAPER_CLAIMS: tuple[PaperClaim, ...] = (
+    PaperClaim("C1", "Grasp is fully parameter-free for smooth non-convex stochastic optimisation and attains the "
+                     "near-optimal rate up to logarithmic factors (that of tuned SGD)"),
+    PaperClaim("C2", "for convex problems the framework yields parameter-free methods competitive with acceleration "
+                     "and universality"),
+    PaperClaim("C3", "a sharper guarantee for the final model-ensemble step under an 'interpolated variance' "
+                     "characterisation", quoted_only=True,
+               why="only the abstract could be read: the interpolated-variance condition and the ensemble step are "
+                   "not defined there"),
+    PaperClaim("C4", "a self-bounding analysis determines the grid's search ranges from observable quantities",
+               quoted_only=True,
+               why="the paper's ranges could not be read; the range we reconstruct (η̄ = 2F(x₀)/‖∇F(x₀)‖² down "
+                   "log₂T octaves) is checked as our own consistency rows, not as the paper's"),
+    PaperClaim("D1", "fully parameter-free: the inputs need satisfy no unverifiable condition on the true "
+                     "parameters (partially parameter-free methods need bounds on them)", where="definitions",
+               quoted_only=True, why="a definition, not a testable statement"),
+)
+
+_PILOT = ("pilot: seeds 9001–9010 (T = 2¹², 8 seeds each) gave largest oracle ratios from 3.8·10⁻³ to "
+          "5.9·10⁻³ (σ = 0.01); the threshold 10⁻² is the design requirement (two orders of magnitude), "
+          "stated before the pilot")
+
+
+def _rel_dev_over_c(norm: torch.Tensor) -> float:
+    """Largest relative deviation across the c axis of per-seed normalised norms (P = σ-major × c)."""
+    x = norm.reshape(len(SIGMAS), len(CS), -1)
+    return float(((x - x[:, :1]).abs() / x[:, :1]).max())
+
+
+def headline_numbers(run: HeadlineRun) -> dict[str, Any]:
+    """Per-problem ratios to oracle-tuned SGD (mean over seeds of ‖∇F‖/‖∇F(x₀)‖, divided by the oracle's), shape (P,),
+    for every method, plus the fixed step and the tuned steps relative to the exact anchor."""
+    if not isinstance(run, HeadlineRun):
+        raise TypeError(f"Invalid run: {type(run).__name__} (must be a HeadlineRun)")
+    o = per_problem(run.oracle_norm)
+    prob = chapter_problem()
+    eb = exact_anchor(prob)
+    ratios = {
+        "Grasp-style (U-statistic)": per_problem(run.grasp_norm) / o,
+        "Grasp-style (naive score)": per_problem(run.naive_norm) / o,
+        "returns x₀": per_problem(run.x0_norm) / o,
+        "best fixed step": per_problem(run.fixed_norm) / o,
+        "DoG": per_problem(run.dog_norm) / o,
+        "AdaGrad-norm (η = 1)": per_problem(run.adagrad_norm) / o,
+    }
+    return {"oracle": o, "ratios": ratios, "log2T": math.log2(run.T),
+            "fixed_eta": float(run.fixed_etas[run.fixed_index]),
+            "tuned_rel": torch.log2(run.tuned_eta / eb), "eta_bar": eb}
+
+
+def seeded_verdicts(seed: int, run: HeadlineRun | None = None, curve: BudgetCurve | None = None, *,
+                    T: int = T_VERDICT, seeds: int = SEEDS) -> Verdicts:
+    """The headline experiment's rows (display=False) from ``chapter_run(seed)`` and ``budget_curve(seed)`` (or the
+    given ones)."""
+    sd = integer("seed", seed, 0, 2**62)
+    if run is not None and not isinstance(run, HeadlineRun):
+        raise TypeError(f"Invalid run: {type(run).__name__} (must be None or a HeadlineRun)")
+    if curve is not None and not isinstance(curve, BudgetCurve):
+        raise TypeError(f"Invalid curve: {type(curve).__name__} (must be None or a BudgetCurve)")
+    r = chapter_run(sd, T, seeds=seeds) if run is None else run
+    bc = budget_curve(sd, (SMALL_T,), seeds=seeds) if curve is None else curve
+    h = headline_numbers(r)
+    logT, rat, o = h["log2T"], h["ratios"], h["oracle"]
+    P = int(o.numel())
+    v = Verdicts(f"Grasp-style grid — headline experiment (seed {sd})", display=False)
+    fixed_log = math.log2(h["fixed_eta"])
+    v.less(f"near-optimal up to log factors: Grasp-style E‖∇F(x̂)‖ ≤ log₂T × oracle-tuned SGD's on every one of the "
+           f"{P} problems (σ × c over 7.2 decades), T = 2^{int(logT)}; largest ratio",
+           float(rat["Grasp-style (U-statistic)"].max()), logT, kind="reproduces", source="paper", tests="C1",
+           control=[Control("returns x₀", float(rat["returns x₀"].max())),
+                    Control(f"best single fixed step for the family (η = 2^{fixed_log:g})",
+                            float(rat["best fixed step"].max()))],
+           basis="paper: the abstract's 'near-optimal rate up to logarithmic factors', read as one factor log₂T "
+                 "against tuned SGD, fixed before the run",
+           note=f"algorithm: our reconstruction; E over {r.grasp_norm.shape[-1]} seeds per problem (Grasp-style's "
+                "ratio is the same at every c, so it takes one value per σ); oracle = the "
+                "constant step, one per problem, with the least mean final ‖∇F‖ (T steps). Peers, same measurement: "
+                f"DoG {float(rat['DoG'].max()):.3g}, AdaGrad-norm (η = 1) "
+                f"{float(rat['AdaGrad-norm (η = 1)'].max()):.3g}")
+    v.less("tuning matters (design check): oracle-tuned SGD's E‖∇F‖/‖∇F(x₀)‖, largest over the family",
+           float(o.max()), TUNING_GAIN, kind="consistency", source="reconstruction", basis=_PILOT,
+           note="the family is only a test of tuning if the tuned step improves x₀ by orders of magnitude")
+    if SMALL_T in bc.Ts:
+        i = bc.Ts.index(SMALL_T)
+        small = float(bc.grasp[i] / bc.oracle[i])
+        v.greater(f"small budget: at T = 2^{int(math.log2(SMALL_T))} ({bc.steps[i]} SGD steps per candidate), "
+                  f"σ = {bc.sigma:g}, c = 1, Grasp-style E‖∇F(x̂)‖ over oracle-tuned SGD's is more than log₂T",
+                  small, math.log2(SMALL_T), kind="differs", source="paper", tests="C1",
+                  paper="≤ log₂T (near-optimal up to log factors)",
+                  basis=f"paper: the headline's reading, log₂T = {math.log2(SMALL_T):g}; pilot seeds 9001–9003 gave "
+                        "27, 31 and 43, so the row was stated after the pilot",
+                  note="from our instance and our per-problem reading, not against the paper's theorem (a worst-"
+                       "case rate): tuned SGD goes through its fast initial phase within its T steps, while each "
+                       "candidate has only its share of the budget. At T = 2¹² (the headline) the ratio is back inside")
+    fixed_ok = rat["best fixed step"] <= logT
+    n_ok = int(fixed_ok.sum())
+    v.true("a fixed step works on part of the family only: the best single fixed step is within log₂T of the "
+           "oracle on some but not all problems", 0 < n_ok < P, kind="consistency", source="reconstruction",
+           predicted=f"between 1 and {P - 1} of {P}", measured=f"{n_ok} of {P}",
+           note="so the fixed-step control is a real competitor on the problems it was tuned for, and the unknown "
+                "scale c is what defeats it")
+    v.less("scale-free (our reconstruction): Grasp-style ‖∇F(x̂)‖/‖∇F(x₀)‖ per seed identical across c "
+           "(largest relative deviation)", _rel_dev_over_c(r.grasp_norm), 1e-9, kind="consistency",
+           source="derived", basis="model: SGD with η on cF is SGD with cη on F and η̄ ∝ 1/c; c a power of two "
+                                   "scales exactly in float64, 1e-9 leaves room for a device's reduction order",
+           note="why the family's c axis cannot hurt Grasp-style: nothing in it depends on c")
+    peer_dev = max(_rel_dev_over_c(r.dog_norm), _rel_dev_over_c(r.adagrad_norm))
+    v.less("the peers are scale-free too: DoG and AdaGrad-norm ‖∇F‖/‖∇F(x₀)‖ identical across c (largest "
+           "relative deviation)", peer_dev, 1e-9, kind="consistency", source="derived",
+           basis="model: both divide g by √Σ‖g‖², so c cancels; c a power of two scales exactly in float64",
+           note="so the c axis does not test the peers: what they need is a scale for x (η, r_ε)")
+    rel = h["tuned_rel"]
+    inside = bool(((rel >= -logT) & (rel <= 0)).all())
+    v.true("our reconstructed range: every problem's tuned step lies in [η̄*/T, η̄*] (η̄* the exact anchor)", inside,
+           kind="consistency", source="reconstruction", predicted="all inside",
+           measured=f"log₂(η*/η̄*) from {float(rel.min()):.2f} to {float(rel.max()):.2f}; grid [−{logT:g}, 0]",
+           note="the self-bounding anchor as we reconstruct it covers the 1/L branch of the tuned step; a noise-"
+                "limited step could fall below the grid")
+    return v
+
+
+def deterministic_verdicts() -> Verdicts:
+    """Sympy identities, the descent-lemma bound on the chapter's problems, the convex study and DoG parity."""
+    with one_thread():
+        return _deterministic_verdicts()
+
+
+def _deterministic_verdicts() -> Verdicts:
+    import sympy as sp
+
+    v = Verdicts("Grasp-style grid — exact rows", display=False)
+    F, L, g, T = sp.symbols("F L g T", positive=True)
+    sb = derive_self_bounding()
+    v.equal("descent lemma: 0 ≤ F(x − ∇F/L) ≤ F − ‖∇F‖²/(2L) ⇒ ‖∇F‖² ≤ 2LF (sympy, bound − 2LF)",
+            sp.simplify(sb.grad_sq_bound - 2 * L * F), 0, kind="consistency", source="derived")
+    v.equal("η̄ − 1/L = (2LF − ‖∇F‖²)/(L‖∇F‖²) ≥ 0 (sympy residual)", sb.anchor_gap_residual, 0,
+            kind="consistency", source="derived")
+    v.equal("1/L < η̄/T ⇔ ‖∇F(x₀)‖² < 2LF(x₀)/T: the grid's bottom is self-bounding (sympy, boundary − 2LF/T)",
+            sp.simplify(sb.small_end - 2 * L * F / T), 0, kind="consistency", source="derived")
+    D, s = sp.symbols("Delta sigma", positive=True)
+    st = derive_sgd_tuning()
+    v.equal("argmin_η 2Δ/(ηT) + Lησ² = √(2Δ/(LTσ²)) (sympy)",
+            sp.simplify(st.eta_star - sp.sqrt(2 * D / (L * T * s**2))), 0, kind="consistency", source="derived")
+    v.true("…a minimum (B'' > 0) with value 2√(2LΔσ²/T)", bool(st.second_derivative.is_positive) and
+           sp.simplify(st.value_at_star - 2 * sp.sqrt(2 * L * D * s**2 / T)) == 0, kind="consistency",
+           source="derived", measured=f"B''(η*) = {st.second_derivative}")
+    m, mu, sv = sp.symbols("m mu s", positive=True)
+    ub = derive_ustat_bias()
+    v.equal("scoring: E[U-statistic] − ‖μ‖² (sympy)", sp.simplify(ub.ustat_mean - mu**2), 0, kind="consistency",
+            source="derived")
+    v.equal("scoring: E‖ĝ‖² − ‖μ‖² − trΣ/m (sympy; the naive score's bias)",
+            sp.simplify(ub.naive_mean - mu**2 - sv**2 / m), 0, kind="consistency", source="derived")
+    # the assumption behind the anchor, on the family: L̂ (an eigenvalue bound) is a smoothness bound, F ≥ 0
+    prob = chapter_problem()
+    Lhat = smoothness_bound(prob)
+    gen = torch.Generator().manual_seed(POOL_SEED + 1)
+    scales = torch.logspace(-2, 2, 9, dtype=torch.float64)
+    x = torch.randn(prob.P, 9, 40, prob.d, generator=gen, dtype=torch.float64) * scales[None, :, None, None]
+    x = x.to(prob.device)
+    gx = (prob.gradient(x) ** 2).sum(-1)
+    worst = float((gx / (2 * Lhat[:, None, None] * prob.loss(x))).max())
+    v.less(f"the family meets the anchor's assumption: max ‖∇F(x)‖²/(2L̂F(x)) over {x[..., 0].numel():,} random "
+           "points (‖x‖ from 0.02 to 220)", worst, 1.0, kind="consistency", source="derived",
+           basis="exact: ‖∇F‖² ≤ 2LF is a theorem for F ≥ 0 L-smooth (sympy above) and L̂ ≥ L; float64 round-off "
+                 "is ~10⁻¹⁵ relative",
+           note="exact ∇F, F over the pool vs L̂ = c(λ_max(AᵀA/N) + λ) from an eigenvalue solver: a violation would "
+                "mean L̂ is not a smoothness bound, or a bug in ∇F")
+    eb = exact_anchor(prob)
+    v.greater("…hence the grid's top is above 1/L: min over the family of η̄*·L̂", float((eb * Lhat).min()), 1.0,
+              kind="consistency", source="derived", basis="exact: follows from the row above at x₀",
+              note="η̄* = 2F(x₀)/‖∇F(x₀)‖², exact over the pool")
+    _convex_rows(v)
+    v.less("DoG (ours) = dog-optimizer's DoG (eps = 0): max |Δx| / max |x| after 50 exact-gradient steps",
+           dog_parity(), 1e-10, kind="consistency", source="derived",
+           basis="model: float64 round-off over 50 steps (~10⁻¹⁴)", note="same r_ε = 10⁻⁶(1 + ‖x₀‖)")
+    return v
+
+
+def _convex_rows(v: Verdicts) -> None:
+    """Rows of the convex experiment (exact gradients: deterministic)."""
+    import sympy as sp
+
+    # the chain's closed forms at d = 7, exactly: DᵀD = tridiag(−1, 2, −1), x* = A⁻¹e₁, F* = L/(8(d+1))
+    d7, Ls = 7, sp.Symbol("L", positive=True)
+    D = sp.zeros(d7 + 1, d7)
+    D[0, 0] = 1
+    for i in range(1, d7):
+        D[i, i], D[i, i - 1] = 1, -1
+    D[d7, d7 - 1] = -1
+    A = D.T * D
+    e1 = sp.Matrix([1] + [0] * d7)
+    xs = A.solve(sp.Matrix([1] + [0] * (d7 - 1)))
+    Fstar = sp.simplify(Ls / 8 * ((D * xs - e1).T * (D * xs - e1))[0])
+    ok = (A == sp.Matrix(d7, d7, lambda i, j: 2 if i == j else (-1 if abs(i - j) == 1 else 0))
+          and all(xs[i] == 1 - sp.Rational(i + 1, d7 + 1) for i in range(d7)) and sp.simplify(Fstar - Ls / 64) == 0)
+    v.true("chain quadratic (sympy, d = 7): DᵀD = tridiag(−1, 2, −1), x*_i = 1 − i/(d+1), F* = L/(8(d+1))", ok,
+           kind="consistency", source="derived", predicted="all three exact", measured=f"F* = {Fstar}")
+    cs = chapter_convex()
+    floor_ok = min(r.gap - cs.problem.krylov_floor(r.steps) for b in BASES for r in cs.grasp[b])
+    floor_ok = min(floor_ok, min(r.gap - cs.problem.krylov_floor(t) for b in BASES for r, t in
+                                 zip(cs.oracle[b], cs.Ts, strict=True)))
+    v.greater("every run's F − F* ≥ the Krylov floor (L/8)(1/(t+1) − 1/(d+1)) at its step count t (min excess)",
+              floor_ok, -1e-12, kind="consistency", source="derived", basis="model: float64 round-off only",
+              note="a first-order method from x₀ = 0 touches one new coordinate per gradient")
+    eb = cs.grasp["sgd"][0].eta_bar
+    inside = [(eb / t <= r.best_eta <= eb) for b in BASES for r, t in zip(cs.oracle[b], cs.Ts, strict=True)]
+    v.true("convex, our reconstructed range: the oracle's tuned step lies in [η̄/T, η̄] for GD and AC-SA at every T",
+           all(inside), kind="consistency", source="reconstruction", predicted="10 of 10",
+           measured=f"{sum(inside)} of {len(inside)}",
+           note="η̄ = 4/L here; the oracle scans η̄·2^{−j/4} well beyond the grid on both sides, so it can fall outside")
+    bound = cs.oracle_slopes["sgd"] - CONVEX_SLOPE_GAP
+    v.less(f"competitive with acceleration: Grasp-style AC-SA's log–log slope of F − F* vs T (T = {cs.Ts[0]}…"
+           f"{cs.Ts[-1]}) ≤ oracle-tuned GD's slope − {CONVEX_SLOPE_GAP}", cs.slopes["acsa"], bound,
+           kind="reproduces", source="paper", tests="C2",
+           control=Control("Grasp-style GD (the same grid, no acceleration)", cs.slopes["sgd"]),
+           basis="model: on the chain with d ≫ T, GD's gap falls like T^−1/2 and an accelerated method's like T^−1 "
+                 "(Krylov); the budget split over K = ⌈log₂T⌉+1 runs costs ≈ 1/ln T ≈ 0.15 of slope; margin 0.25 "
+                 "fixed before measuring (exact gradients: deterministic)",
+           note="the algorithm is our reconstruction; universality (Hölder smoothness) is not tested")
+
+
+def chapter_verdicts(run: HeadlineRun, curve: BudgetCurve, seed: int) -> Verdicts:
+    """The chapter's one table: the exact rows and the headline rows for ``run`` and ``curve`` (of ``seed``), with
+    the paper's claims (``claims=PAPER_CLAIMS``) for the ledger."""
+    if not isinstance(run, HeadlineRun):
+        raise TypeError(f"Invalid run: {type(run).__name__} (must be a HeadlineRun)")
+    if not isinstance(curve, BudgetCurve):
+        raise TypeError(f"Invalid curve: {type(curve).__name__} (must be a BudgetCurve)")
+    v = Verdicts("Grasp-style grid search (our reconstruction): parameter-free SGD", claims=PAPER_CLAIMS)
+    v.extend(seeded_verdicts(seed, run, curve))
+    v.extend(deterministic_verdicts())
+    return v
+
+
+FUZZ_BASE = {
+    "seeded_verdicts": {"seed": 1, "T": 64, "seeds": 2},
+    "deterministic_verdicts": {},
+}
