@@ -306,7 +306,7 @@ def test_rmsprop_two_cycle_matches_simulation(k, b2):
 
 
 def test_flip_point_is_unstable_although_eq8_says_stable():
-    assert regime(4, 0.004, 0.03) == "stable" and not fixed_point(4, 0.004, 0.03, 1e-3).stable
+    assert regime(4, 0.004, 0.03) == "period-2" and not fixed_point(4, 0.004, 0.03, 1e-3).stable
     path = adam_path(4, 0.004, 0.03, 1e-3, 3000)
     tail = path.ratio[path.floor_step - 22:path.floor_step - 2]
     assert tail.max() - tail.min() > 0.1
@@ -449,3 +449,40 @@ def test_experiment_functions_validate():
         spiral_experiment(4, 0.9, 0.8)  # regime III: no fixed point
     s = spiral_experiment(np.int64(4), 0.9, 0.91)
     assert s.window[0] < s.window[1] < s.floor_step and spiral_rows([s]).passed
+
+
+# ---------------------------------------------------------------- verdicts (issue 33): controls must fail
+def test_wrong_exponents_fail_the_phase_diagram_threshold():
+    """The phase-diagram row's controls: Eq. 8's exponent passes 0.99, the exponents 1/2 and 3/4 do not."""
+    from theorybook.adam_degenerate import boundary_agreement
+
+    pd = phase_diagram(4, n=16, steps=20_000)
+    assert boundary_agreement(pd, 1.0) == pytest.approx(pd.agreement)  # k = 4: k/(2(k−2)) = 1
+    assert pd.agreement >= 0.99
+    assert boundary_agreement(pd, 0.5) < 0.99 and boundary_agreement(pd, 0.75) < 0.99
+    with pytest.raises(TypeError, match="pd"):
+        boundary_agreement("pd", 0.5)
+    with pytest.raises(ValueError, match="exponent"):
+        boundary_agreement(pd, -1.0)
+
+
+def test_regime_names_the_flip_sliver():
+    assert regime(4, 0.0, 0.05) == "period-2"  # RMSProp below Theorem 5.7's threshold
+    assert regime(4, 0.0, 0.07) == "stable"
+    assert regime(4, 0.02, 0.03) == "stable"  # above the flip curve (≈ 0.008 at β₂ = 0.03), below Eq. 8
+
+
+def test_deterministic_rows_are_consistency_checks():
+    from theorybook.adam_degenerate import deterministic_verdicts
+
+    v = deterministic_verdicts()
+    assert v.passed and {r.kind for r in v.rows} == {"consistency"}
+
+
+def test_headline_validates_its_results():
+    from theorybook.adam_degenerate import headline
+
+    with pytest.raises(TypeError, match="mapping"):
+        headline([1, 2])
+    with pytest.raises(ValueError, match="missing keys"):
+        headline({"L": 1})

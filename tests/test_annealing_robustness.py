@@ -32,8 +32,8 @@ from theorybook.annealing_robustness import (
     stepsizes,
     suffix_bound,
 )
+from theorybook.annealing_robustness.verdicts import worst_case_verdicts
 from theorybook.annealing_robustness.widgets import explore, explorer
-from theorybook.annealing_robustness.worst_case import worst_case_verdicts
 from theorybook.device import to_numpy
 
 
@@ -457,3 +457,32 @@ def test_bound_in_log_space_never_overflows():
     b = suffix_bound(torch.tensor([1.0, 1e6, 1e12], dtype=torch.float64), "fixed", 100, eta_star=1e12)
     assert torch.isfinite(b).all()
     assert b[-1].item() == pytest.approx(1e24 * 10 / 2, rel=1e-9)  # (1 + e²T)/(2eT)·√T ≈ e√T/2, e = 10²⁴
+
+
+# ---------------------------------------------------------------- verdicts (issue 33): bands and controls
+def test_pilot_bands_tell_neighbouring_degrees_apart():
+    """Each band is |pilot bias| + 3.29·SD rounded up to 0.005, and narrower than the gap between 1/5 and 1/7."""
+    from theorybook.annealing_robustness.verdicts import PILOT, band
+
+    assert band(0.2, 0.2) == pytest.approx(0.025)
+    assert band(PILOT["envelope"]["quadratic"], 0.2) < 1 / 5 - 1 / 7
+    assert band(PILOT["envelope"]["cubic"], 1 / 7) < 1 / 5 - 1 / 7
+
+
+def test_seeded_rows_controls_fail():
+    from theorybook.annealing_robustness import seeded_verdicts
+
+    v = seeded_verdicts(0)
+    assert v.passed
+    rep = [r for r in v.rows if r.kind == "reproduces"]
+    assert len(rep) == 5 and all(r.controls and not any(c["passes"] for c in r.controls) for r in rep)
+    assert all(r.source in ("derived", "reconstruction") for r in v.rows if r.kind == "consistency")
+
+
+def test_headline_validates():
+    from theorybook.annealing_robustness import headline
+
+    with pytest.raises(TypeError, match="mapping"):
+        headline([], None)
+    with pytest.raises(ValueError, match="missing keys"):
+        headline({}, None)

@@ -494,3 +494,16 @@ def test_gaming_drift_recursion_matches_sympy_and_run():
     pop = population(2000, seed=8)
     tr = retrain(pop.X, pop.y, 3, 0.2, kappa=0.05)
     assert float(tr.step_drift[0]) == pytest.approx(0.2 * 0.05, rel=1e-12)  # δ₁ = εκ
+
+
+def test_reproductions_have_failing_controls_and_claims():
+    """Every reproduction names a control that fails its own test; the headline table carries PAPER_CLAIMS."""
+    from theorybook.performative import PAPER_CLAIMS, headline, run_experiment
+
+    ex = run_experiment(0)
+    v = headline(0, ex, display=False)
+    assert v.passed and tuple(v.claims) == PAPER_CLAIMS
+    rep = [r for r in v.rows if r.kind == "reproduces"]
+    assert len(rep) == 2 and all(r.controls and not any(c["passes"] for c in r.controls) for r in rep)
+    ids = {c.id for c in PAPER_CLAIMS}
+    assert all(r.tests in ids for r in v.rows if r.kind in ("reproduces", "differs"))

@@ -401,4 +401,28 @@ def test_stochastic_rows_hold_for_the_chapter_seed():
     v = seeded_verdicts(ex.CHAPTER_SEEDS[0])
     assert v.passed, [r.claim for r in v.failures]
     kinds = {r.kind for r in v.rows}
-    assert kinds == {"reproduces", "differs"}
+    assert kinds == {"reproduces", "differs", "consistency"}
+    assert all(r.controls and not any(c["passes"] for c in r.controls) for r in v.rows if r.kind == "reproduces")
+
+
+def test_theorem2_excess_separates_the_drifts():
+    """The Theorem-2 statistic depends on the prediction: the algorithm's drift passes, the printed one fails."""
+    from theorybook.check import z_threshold
+    from theorybook.sam_saddle import stochastic_run, theorem2_excess
+
+    run = stochastic_run(ex.CHAPTER_SEEDS[0])
+    z = z_threshold(1e-3, run.mc.msd[1:].numel())
+    assert theorem2_excess(run, run.pred) < z < theorem2_excess(run, run.pred_full)
+    with pytest.raises(TypeError, match="run"):
+        theorem2_excess("run", run.pred)
+    with pytest.raises(ValueError, match="pred"):
+        theorem2_excess(run, run.pred[:3])
+
+
+def test_threshold_scan_control_moves_with_lambda():
+    """2·Beale halves λ₁'s threshold: the scan follows (so it is a control that fails the 4/111 test)."""
+    scan = ex.beale_threshold_scan(scale=2.0)
+    assert abs(scan.measured - 2 / 111) <= scan.spacing
+    assert abs(scan.measured - 4 / 111) > ex.beale_threshold_scan().spacing
+    with pytest.raises(ValueError, match="scale"):
+        ex.beale_threshold_scan(scale=0.0)

@@ -11,16 +11,19 @@ or ``TypeError`` naming parameter, value and valid range):
 ``stability_boundary(k, beta2)`` — Eq. (8): β₁* = β₂^{k/(2(k−2))} (necessary; see ``flip_boundary``).
 ``existence_boundary(k, beta2)`` — Eq. (9): β₁ = β₂^{(k−1)/(2(k−2))}.
 ``flip_boundary(k, beta2)`` — [derived] period-doubling boundary (active for tiny β₂ only).
-``regime(k, beta1, beta2)`` — ``"stable"`` / ``"spike"`` / ``"oscillation"`` (Theorem 6.1; scalars only).
+``regime(k, beta1, beta2)`` — ``"stable"`` / ``"spike"`` / ``"oscillation"`` (Theorem 6.1), or the [derived]
+    ``"period-2"`` sliver below the flip boundary (scalars only).
 ``linear_rate(k, beta2)`` — Eq. (10): x_{t+1}/x_t → β₂^{1/(2(k−2))}.
 ``rmsprop_threshold(k)`` — Theorem 5.7: RMSProp's fixed point is stable iff β₂ > ((k−2)/k)^{2(k−2)};
     ``rmsprop_two_cycle(k, beta2)`` — [derived] the period-2 orbit below it.
 ``adam_steps_per_efold(k, beta2)`` — Remark 5.8: steps per unit of ln(1/ε), 2(k−2)/(−ln β₂).
 ``steps_to_reach(k, beta1, beta2, lr, eps)`` — first t ≥ 1 with |x_t| ≤ eps.
 ``fixed_point(k, beta1, beta2, lr)`` — (r*, ω*, λ*), trace, det, spectral radius and period of the reduced Jacobian.
-``phase_diagram(k, n, steps)`` — the (β₁, β₂) scan with Eq. (8)'s agreement fraction.
+``phase_diagram(k, n, steps)`` — the (β₁, β₂) scan with Eq. (8)'s agreement fraction; ``boundary_agreement(pd, e)``
+    scores the boundary β₁ < β₂^e on the same cells.
 Measurements of the linearised dynamics: :mod:`theorybook.adam_degenerate.analysis`; the chapter's fixed-point
-experiments and their verdict rows: :mod:`theorybook.adam_degenerate.experiments` (``deterministic_verdicts``).
+experiments: :mod:`theorybook.adam_degenerate.experiments`; every verdict row the chapter shows, with its control:
+:mod:`theorybook.adam_degenerate.verdicts` (``headline``, ``deterministic_verdicts``, ``PAPER_CLAIMS``).
 Sympy derivations: :mod:`theorybook.adam_degenerate.theory` (``derive_*``). Widget: :func:`widgets.explorer`.
 """
 
@@ -38,12 +41,13 @@ from .dynamics import (
     PhaseDiagram,
     adam_path,
     adam_reference,
+    boundary_agreement,
     measured_rate,
     phase_diagram,
     simulate_adam,
     steps_to_reach,
 )
-from .experiments import deterministic_verdicts, spiral_experiment, spiral_rows
+from .experiments import spiral_experiment
 from .theory import (
     FixedPoint,
     adam_steps_per_efold,
@@ -60,6 +64,7 @@ from .theory import (
     signgd_loss_level,
     stability_boundary,
 )
+from .verdicts import PAPER_CLAIMS, deterministic_verdicts, headline, spiral_rows
 
 #: Cheap arguments for tests/test_api_fuzz.py (the chapter-scale defaults take seconds).
 FUZZ_BASE = {"phase_diagram": {"n": 4, "steps": 50}}
@@ -67,11 +72,13 @@ FUZZ_BASE = {"phase_diagram": {"n": 4, "steps": 50}}
 __all__ = [
     "AdamPath",
     "AdamTrajectory",
+    "PAPER_CLAIMS",
     "FixedPoint",
     "PhaseDiagram",
     "adam_path",
     "adam_reference",
     "adam_steps_per_efold",
+    "boundary_agreement",
     "casoratian_det",
     "deterministic_verdicts",
     "deviation_multiplier",
@@ -81,6 +88,7 @@ __all__ = [
     "flip_boundary",
     "gradient_flow_hitting_time",
     "gradient_flow_x",
+    "headline",
     "linear_rate",
     "linear_window",
     "log_loss_slope",

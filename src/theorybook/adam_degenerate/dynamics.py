@@ -23,6 +23,7 @@ from ..sweep import floor_cut, poly_sweep
 from .theory import K_MAX, stability_boundary
 
 __all__ = [
+    "boundary_agreement",
     "AdamTrajectory",
     "simulate_adam",
     "AdamPath",
@@ -354,4 +355,14 @@ def phase_diagram(k: int = 4, n: int = 40, steps: int = 30_000, *, lr: float = 1
     agreement = float(agree[~marginal].double().mean())
     agreement_all = float(agree.double().mean())
     return PhaseDiagram(b1, b2, cpu[0], cpu[1], cpu[2], converged, stable, marginal, agreement, agreement_all)
+
+
+def boundary_agreement(pd: PhaseDiagram, exponent: float) -> float:
+    """Fraction of ``pd``'s cells off the Eq. (8) curve where "converged" agrees with β₁ < β₂^exponent — the
+    phase-diagram score of an alternative boundary (Eq. 8's own exponent k/(2(k−2)) gives ``pd.agreement``)."""
+    if not isinstance(pd, PhaseDiagram):
+        raise TypeError(f"Invalid pd: {type(pd).__name__} (must be a PhaseDiagram from phase_diagram)")
+    e = validate.number("exponent", exponent, 0.0, 10.0, low_open=True)
+    other = pd.beta1 < pd.beta2 ** e
+    return float((pd.converged == other)[~pd.marginal].double().mean())
 

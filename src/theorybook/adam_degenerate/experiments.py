@@ -1,28 +1,24 @@
-"""The chapter's fixed-point experiments as functions, and the verdict rows they support.
+"""The chapter's fixed-point experiments as functions (their verdict rows: :mod:`.verdicts`).
 
 :func:`spiral_experiment` runs one trajectory (scalar reference, float64) and *measures* the linearised dynamics
 around the fixed point (ω*, λ*) — the spiral's period from zero crossings and det J from the Casoratian — inside a
 window fixed before measuring (envelope of |ω_t − ω*|/ω* in [1e-11, 1e-2], and the term the reduced map neglects,
-(1−β₂)x_t²λ_t², below 1e-10). :func:`spiral_rows` turns experiments into verdict rows against the closed-form
-Jacobian; :func:`deterministic_verdicts` rebuilds the chapter's fixed-point rows (no randomness: run twice, the
-numbers are identical).
+(1−β₂)x_t²λ_t², below 1e-10). :func:`theorybook.adam_degenerate.verdicts.spiral_rows` turns experiments into
+verdict rows against the closed-form Jacobian.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import NamedTuple
 
 import numpy as np
 
 from .. import validate
-from ..check import Verdicts
 from .analysis import casoratian_det, fixed_point_start, linear_window, oscillation_period
 from .dynamics import adam_path
-from .theory import FixedPoint, fixed_point, regime
+from .theory import FixedPoint, fixed_point
 
-__all__ = ["BAND", "FORCING_CUT", "SPIRAL_SETTINGS", "Spiral", "spiral_experiment", "spiral_rows",
-           "fixed_point_rows", "deterministic_verdicts"]
+__all__ = ["BAND", "FORCING_CUT", "SPIRAL_SETTINGS", "Spiral", "spiral_experiment"]
 
 BAND = (1e-11, 1e-2)  # linear (upper edge) and above rounding (lower edge), relative to ω*
 FORCING_CUT = 1e-10  # the reduced map neglects (1 − β₂)x²λ²; measure only once it is below this
@@ -71,49 +67,3 @@ def spiral_experiment(k: int, beta1: float, beta2: float, lr: float = 1e-3, *, s
     period, turns = oscillation_period(d, a, b)
     return Spiral((int(k), float(beta1), float(beta2)), fp, d, (a, b), period, turns, casoratian_det(d, a, b),
                   path.floor_step)
-
-
-def spiral_rows(spirals: Iterable[Spiral], title: str = "Adam — spiral around the fixed point") -> Verdicts:
-    """Two ``reproduces`` rows per experiment: measured period vs 2π/arg(eig J), Casoratian det vs β₁β₂^{−k/(2(k−2))}.
-
-    Tolerances (fixed before measuring): period rtol 1e-3 — nonlinearity ≤ 1e-2 at the band's edge shifts the
-    period by O(1e-4) and crossing interpolation errs by ≤ 1e-3 step per turn; det rtol 1e-4 — nonlinear terms
-    perturb ln Q_t by O(1e-2) over a rise of ≥ 5 across the window.
-    """
-    v = Verdicts(title, display=False)
-    if isinstance(spirals, (str, bytes)) or not isinstance(spirals, Iterable):
-        raise TypeError(f"Invalid spirals: {spirals!r} (must be an iterable of Spiral results)")
-    for s in spirals:
-        if not isinstance(s, Spiral):
-            raise TypeError(f"Invalid spirals: contains {type(s).__name__} (each must be a Spiral result)")
-        reg = "I" if regime(*s.setting) == "stable" else "II"
-        v.close(f"regime {reg} {s.setting}: oscillation period (zero crossings) = 2π/arg(eig J)", s.period,
-                s.fp.period, rtol=1e-3, kind="reproduces", source="derived",
-                note=f"{s.turns} turns in window {s.window}; nonlinearity ≤ 1e-2 shifts the period by O(1e-4), "
-                     "crossing interpolation ≤ 1e-3 step per turn")
-        v.close(f"regime {reg} {s.setting}: det J from the Casoratian of ω_t − ω* = β₁β₂^(−k/(2(k−2)))", s.det,
-                s.fp.det, rtol=1e-4, kind="reproduces", source="derived",
-                note="slope of ln Q_t, Q_t = d_(t+1)² − d_t d_(t+2); nonlinear terms move ln Q by O(1e-2) over a rise "
-                     "of ≥ 5")
-    return v
-
-
-def fixed_point_rows(lr: float = 1e-3, steps: int = 3000) -> Verdicts:
-    """ω_t → ω* and λ_t → λ* at the paper's setting (4, 0.9, 0.93), read at t = ``steps`` (rtol 1e-9:
-    |eig J|^3000 < 1e-21, rounding of m/x³ ~ 1e-15, the (1−β₂)x² correction < 1e-40)."""
-    fp = fixed_point(4, 0.9, 0.93, lr)
-    path = adam_path(4, 0.9, 0.93, lr, steps)
-    v = Verdicts("Adam — fixed point", display=False)
-    v.close(f"ω_t → ω* at (4, 0.9, 0.93), t = {steps}", path.omega[-1], fp.omega, rtol=1e-9, kind="reproduces",
-            source="derived", note="|eig|^3000 < 1e-21; rounding of m/x³ ~ 1e-15")
-    v.close(f"λ_t → λ* at (4, 0.9, 0.93), t = {steps}", path.lam[-1], fp.lam, rtol=1e-9, kind="reproduces",
-            source="derived", note="as above; (1−β₂)x² correction < 1e-40")
-    return v
-
-
-def deterministic_verdicts() -> Verdicts:
-    """The chapter's fixed-point and spiral rows (cheap: four scalar runs, well under a second)."""
-    v = Verdicts("Adam on x^k/k — fixed point and spiral (deterministic)", display=False)
-    v.extend(fixed_point_rows())
-    v.extend(spiral_rows(spiral_experiment(*key, start_at_fixed_point=at_fp) for key, at_fp in SPIRAL_SETTINGS))
-    return v

@@ -168,15 +168,18 @@ def rmsprop_two_cycle(k: int, beta2: float) -> tuple[float, float]:
 
 
 def regime(k: int, beta1: float, beta2: float) -> str:
-    """Theorem 6.1's three regimes: ``"stable"`` (I), ``"spike"`` (II) or ``"oscillation"`` (III).
+    """Theorem 6.1's three regimes — ``"stable"`` (I), ``"spike"`` (II), ``"oscillation"`` (III) — plus the
+    [derived] ``"period-2"`` sliver: β₁ below Eq. (8) but at or below the flip boundary (:func:`flip_boundary`,
+    active only for β₂ < ((k−2)/k)^{2(k−2)}), where the fixed point has lost stability through −1 and the per-step
+    ratio settles on a period-2 orbit while x_t still falls geometrically.
 
-    Scalars only (a batched tensor raises ``TypeError``). Uses Eq. (8) and Eq. (9) as the secondary notes state
-    them; the extra flip condition at tiny β₂ is reported by :func:`fixed_point` (``stable`` field), not here.
+    Scalars only (a batched tensor raises ``TypeError``). Eq. (8) and Eq. (9) as the secondary notes state them.
     """
     k = _k(k)
     b1, b2 = _beta("beta1", beta1), _beta("beta2", beta2)
     if b1 < stability_boundary(k, b2):
-        return "stable"
+        flip = flip_boundary(k, b2)
+        return "period-2" if flip > 0 and b1 <= flip else "stable"
     if b1 < existence_boundary(k, b2):
         return "spike"
     return "oscillation"

@@ -17,11 +17,11 @@ range):
 Sympy derivations: ``derive_balance``, ``derive_cosine_endpoint``, ``derive_fixed``, ``schedule_integrals``.
 Widget: :func:`theorybook.annealing_robustness.widgets.explorer`.
 
-Seed robustness: :func:`seeded_verdicts` builds the chapter's stochastic rows for a seed; the chapter uses
-:data:`CHAPTER_SEEDS`.
+Every verdict row the chapter shows, with its control: :mod:`theorybook.annealing_robustness.verdicts`
+(``headline``, ``worst_case_verdicts``, ``seeded_verdicts(seed)`` — the stochastic rows for a seed, re-run by the
+seed-robustness test —, ``PAPER_CLAIMS``); the chapter uses :data:`CHAPTER_SEEDS`.
 """
 
-from ..check import Verdicts
 from .dynamics import (
     PROBLEMS,
     MisspecificationCurve,
@@ -48,20 +48,17 @@ from .theory import (
     stepsizes,
     suffix_bound,
 )
-from .worst_case import FAMILIES, FamilyRun, default_deltas, family_run, worst_case_experiment, worst_case_verdicts
+from .verdicts import PAPER_CLAIMS, headline, seeded_verdicts, worst_case_verdicts
+from .worst_case import FAMILIES, FamilyRun, default_deltas, family_run, worst_case_experiment
 
 #: The seed(s) the chapter's worst-case experiment uses.
 CHAPTER_SEEDS: tuple[int, ...] = (0,)
 
 
-def seeded_verdicts(seed: int) -> Verdicts:
-    """The chapter's stochastic verdict rows for ``seed`` (same experiment, scale and tolerances)."""
-    return worst_case_verdicts(worst_case_experiment(seed))
-
-
 __all__ = [
     "CHAPTER_SEEDS",
     "FAMILIES",
+    "PAPER_CLAIMS",
     "PROBLEMS",
     "SCHEDULES",
     "BalanceDerivation",
@@ -77,6 +74,7 @@ __all__ = [
     "derive_fixed",
     "family_run",
     "fit_exponent",
+    "headline",
     "ideal_eta",
     "make_problem",
     "misspecification_curve",

@@ -61,9 +61,11 @@ from .theory import (
 )
 from .verdicts import (
     CHAPTER_SEEDS,
+    PAPER_CLAIMS,
     Experiment,
     deterministic_verdicts,
     drift_rate,
+    headline,
     run_experiment,
     seeded_verdicts,
     synthetic_bound,
@@ -78,5 +80,5 @@ __all__ = [
     "derive_logistic_constants",
     "drift_bound", "flip_distance", "log_drift_bound", "thm313_bound", "thm313_radius", "thm315_bound",
     "CHAPTER_SEEDS", "Experiment", "deterministic_verdicts", "drift_rate", "run_experiment", "seeded_verdicts",
-    "synthetic_bound",
+    "synthetic_bound", "PAPER_CLAIMS", "headline",
 ]

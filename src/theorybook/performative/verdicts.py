@@ -15,9 +15,9 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
-from ..check import Verdicts
+from ..check import Control, PaperClaim, Verdicts
 from ..device import one_thread, resolve_device, to_numpy
-from ..fit import line_fit, loglog_slope
+from ..fit import line_fit
 from ..validate import integer
 from .experiment import (
     LogisticModel,
@@ -50,7 +50,40 @@ from .theory import (
 __all__ = [
     "CHAPTER_SEEDS", "POPULATION_SIZE", "SAMPLE_SIZE", "SHARES", "RETRAIN_SIZE", "ROUNDS", "REGIMES",
     "Experiment", "run_experiment", "drift_rate", "synthetic_bound", "seeded_verdicts", "deterministic_verdicts",
+    "PAPER_CLAIMS", "GAP_STEP", "headline",
 ]
+
+PAPER_CLAIMS: tuple[PaperClaim, ...] = (
+    PaperClaim("tradeoff", "Change vs learn: the more a model's predictions change the data it is retrained on, the "
+               "larger its generalisation gap (the empirical echo chamber)", where="abstract", source="paper"),
+    PaperClaim("cor3.8", "Under sample performativity the true risk is at most the empirical risk plus a sampling "
+               "term and an in-sample drift term L_ℓ(m/n)^(1/p)𝒟 (Corollary 3.8)", where="Corollary 3.8",
+               source="secondary"),
+    PaperClaim("cor3.8-case", "Case study (n = 60,147, m/n = 0.030): generalisation bound ≈ 0.01 (sampling) + 0.29 "
+               "(performative) ≈ 0.30 nats", where="Sec. 4 (case study)", source="secondary"),
+    PaperClaim("thm3.10", "Under full performativity the performative term is governed by ε(1 + L_a): exponential "
+               "growth in the retrainings T above 1, and it grows with m", where="Theorem 3.10", source="secondary",
+               quoted_only=True,
+               why="the chapter's gaming transition is built so that the one-step bound is attained: its drift "
+                   "factor is ε(1 + L_a) by construction and is shown as a consistency check"),
+    PaperClaim("thm3.13", "The generalisation gap is bounded by complexity + sampling + 2L_ℓR, the performative "
+               "term dominating at large shares (Fig. 1.3)", where="Theorems 3.13, 3.15", source="secondary",
+               quoted_only=True,
+               why="with the synthetic problem's constants the bound is ≈ 100× the measured gap, so 'gap ≤ bound' "
+                   "cannot fail; the authors'-constants shape is a check of their formula, not a measurement"),
+    PaperClaim("echo", "The population self-negates (a W-DRO sup) while the sample self-fulfils (a min-min)",
+               where="Theorems 3.13/3.15 discussion", source="secondary", quoted_only=True,
+               why="illustrated with label-shift closed forms of our own [reconstruction]; the rows check those "
+                   "closed forms against solvers and invariants"),
+    PaperClaim("cor3.11", "Predicting with the initial fit θ̂₀ and charging the observed per-round drifts "
+               "tightens the guarantee", where="Corollary 3.11", source="secondary", quoted_only=True,
+               why="the bound has ≈ 15× slack on our transition; shown as a consistency check"),
+    PaperClaim("thm3.16", "Retraining on the sample, then on the population: cumulative performative excess risk",
+               where="Theorem 3.16", source="secondary", quoted_only=True, why="not covered"),
+)
+
+#: The least rise of the measured gap between consecutive shares that counts as "rises" (see seeded_verdicts).
+GAP_STEP = 0.05
 
 #: The seed the chapter runs with (the seed-robustness test uses 20 others).
 CHAPTER_SEEDS = (0,)
@@ -156,70 +189,64 @@ def seeded_verdicts(seed: int, result: Experiment | None = None) -> Verdicts:
     # --- Corollary 3.8 (sample performativity) ---------------------------------------------------------
     true38 = to_numpy(ex.sample.clean_risk)
     b38 = np.array([c.total for c in ex.cor38])
+    no_drift = b38 - np.array([c.performative for c in ex.cor38])
     v.less(f"Cor 3.8: true risk 𝓡(d₀, θ̂₂) − bound, max over {S} shares", float((true38 - b38).max()), 0.0,
-           kind="reproduces", source="secondary",
+           kind="reproduces", source="secondary", tests="cor3.8",
+           control=Control("the same bound without its drift term (no performativity charged)",
+                           float((true38 - no_drift).max())),
+           basis="paper: Corollary 3.8's inequality itself (bound − true risk ≥ 0)",
            note="bound with this problem's L_ℓ(θ̂₂), exact drift (m/n)^½ and the notebook's C_a = C_b = 1; true "
-                "risk measured on the N = 20,000 population. Calibration runs put the bound at 1.5–2.5× the "
-                "risk, so a wrong sign, constant or drift would show")
+                "risk measured on the N = 20,000 population. The control shows the drift term is what makes it hold")
 
     # --- Theorem 3.13 (full performativity) -------------------------------------------------------------
     gap = to_numpy(ex.full.gap)
-    b313 = np.array([b.total for b in ex.thm313])
-    v.less(f"Thm 3.13: measured gap − bound, max over {S} shares", float((gap - b313).max()), 0.0,
-           kind="consistency", source="paper",
-           note="sanity check only: with this problem's constants the bound is ≈ 100× the gap, so this row "
-                "cannot realistically fail; the rows below test the bound's shape")
-    v.greater("measured gap rises with the share: smallest step between consecutive shares",
-              float(np.diff(gap).min()), 0.0, kind="reproduces", source="secondary",
-              note="Thm 3.10/3.13: the performative term grows with m. Steps are ≥ 0.15 nats while one gap's "
-                   "sampling sd is ≈ sd(ℓ)/√n ≈ 0.01, so a false alarm needs a > 10σ excursion")
-    r = np.maximum(to_numpy(ex.full.r_sample), to_numpy(ex.full.r_pop))
-    slope = loglog_slope(r, gap).slope
-    v.between("growth exponent of the measured gap in r (log–log slope)", slope, 0.9, 1.8,
-              kind="differs", source="paper", paper="performative term 2L_ℓR ∝ r^{1/p} = r^0.5",
-              note="label flips move W₁ by r, not r^{1/2}, and the retrained weights grow with the share, so the "
-                   "gap grows faster than r. Error model: the smallest-share gap (≈ 0.03) has sd ≈ 0.01, "
-                   "i.e. ≈ 0.1 in the slope; band = calibration centre 1.3 ± 4σ")
-    last = ex.thm313[-1]
-    v.greater("Thm 3.13 with this problem's constants: complexity / performative at ξ = 0.5",
-              last.complexity / last.performative, 1.0, kind="differs", source="paper",
-              paper="Fig. 1.3: the performative term dominates at large shares",
-              note="L_ℓ and L_f grow with the retrained weights and 48/√n is large at n = 5,000; calibration "
-                   "runs give ≈ 4, so a ratio below 1 would mean the paper's shape returned")
+    gap_sample = to_numpy(ex.sample.gap)
+    v.greater(f"measured gap rises with the share: smallest step between consecutive shares (≥ {GAP_STEP})",
+              float(np.diff(gap).min()), GAP_STEP, kind="reproduces", source="paper", tests="tradeoff",
+              control=Control("sample performativity only (the population does not react): same steps",
+                              float(np.diff(gap_sample).min())),
+              basis=f"model: one gap's sampling sd is ≈ sd(ℓ)/√n ≈ 0.01, a step's ≈ 0.014; {GAP_STEP} is 3.5 sd "
+                    "above no rise",
+              note="full performativity: the population self-negates while the sample self-fulfils. The ablation "
+                   "without the population's reaction does not rise steadily")
 
     # --- the echo chamber as W-DRO sup / inf (label shifts) ---------------------------------------------
     d_pop, d_smp = to_numpy(ex.full.deployed_pop), to_numpy(ex.full.deployed_sample)
     sup_pop, inf_smp = to_numpy(ex.sup_pop), to_numpy(ex.inf_smp)
     rad = np.sqrt(to_numpy(ex.full.r_pop))
     v.less("self-negating population ≤ W-DRO sup (max excess over shares)", float((d_pop - sup_pop).max()), 1e-12,
-           kind="consistency", source="reconstruction",
+           kind="consistency", source="reconstruction", basis="model: float64 round-off of a mean over 20,000 losses",
            note="the flips are a feasible point of the ball, so the knapsack optimum must dominate them")
     v.less("W-DRO sup ≤ Kantorovich–Rubinstein cap 𝓡 + L_ℓ ρ (max excess)",
            float((sup_pop - ex.base_pop - ex.L1 * rad).max()), 1e-12, kind="consistency", source="derived",
+           basis="model: float64 round-off of a mean over 20,000 losses",
            note="invariant of the closed form: each flip gains |s| ≤ L_ℓ per unit of W₁ ≤ W₂")
     v.greater("self-fulfilling sample ≥ W-DRO inf (min excess over shares)", float((d_smp - inf_smp).min()), -1e-12,
-              kind="consistency", source="reconstruction", note="feasible point vs the optimum, as above")
+              kind="consistency", source="reconstruction", basis="model: float64 round-off of a mean over 5,000 losses",
+              note="feasible point vs the optimum, as above")
 
     # --- Theorem 3.10: the two regimes of repeated retraining ------------------------------------------
     for eps, tr in ex.runs.items():
         regime = "drift dies out" if tr.rho < 1 else "drift grows"
-        v.close(f"Thm 3.10, ε = {eps}: per-round drift factor = ε(1 + L_a) ({regime})", drift_rate(tr), tr.rho,
-                rtol=0.02, kind="reproduces", source="secondary",
-                note="measured: geometric fit to the exact W₂ of 10 retrained rounds; predicted: ε(1 + ‖ŵ₁‖), "
-                     "L_a = ‖w‖ because the intercept absorbs a translation. Error model: the λ = 1e-4 "
-                     "shrinkage of b and the refit's small change of w, each ≲ 1% — rtol 2%")
+        v.close(f"our gaming transition attains Thm 3.10's one-step factor, ε = {eps}: drift factor = ε(1 + L_a) "
+                f"({regime})", drift_rate(tr), tr.rho, rtol=0.02, kind="consistency", source="reconstruction",
+                basis="model: the λ = 1e-4 shrinkage of b and the refit's small change of w, each ≲ 1%",
+                note="exact by construction of the transition (the intercept absorbs a translation, so L_a = ‖w‖): "
+                     "a check of our retraining code, not a test of the theorem")
         v.close(f"ε = {eps}: L̂_a read off the run (same-round pairs) = ‖ŵ₁‖",
                 estimate_La(tr.theta_steps, tr.step_drift), tr.L_a, rtol=0.03, kind="consistency", source="derived",
+                basis="model: the refit's change of w adds ≲ 2%",
                 note="‖G(d̂_t) − G(d̂_{t−1})‖ / W₂(d̂_{t−1}, d̂_t); the refit's change of w adds ≲ 2%")
     grow = max(ex.runs, key=lambda e: ex.runs[e].rho)
     oos, oos_bound = ex.oos[grow]
     v.less(f"Cor 3.11, ε = {grow}: θ̂₀'s out-of-sample risk increase ≤ L_ℓ(θ̂₀) Σ observed drifts", oos, oos_bound,
-           kind="consistency", source="secondary",
+           kind="consistency", source="secondary", basis="paper: Corollary 3.11's bound itself",
            note="predict with the initial fit θ̂₀ on 18,000 held-out units that drift with the sample; the bound "
                 "charges the observed per-round drifts at L_ℓ(θ̂₀) (Kantorovich–Rubinstein). Its slack is ≈ 15× "
                 "in the growing regime (≈ 100× when the drift dies out), so this is a sanity check, not a test")
     v.close("transition step: W₂ by the identity coupling = exact OT (POT), 300 units", ex.pot_check[1],
             ex.pot_check[0], rtol=1e-8, kind="consistency", source="derived",
+            basis="model: network simplex in float64 on 300 atoms; round-off ≲ 1e-12 relative",
             note="a translation: the identity coupling is optimal (Brenier); network simplex in float64")
     return v
 
@@ -246,7 +273,8 @@ def deterministic_verdicts() -> Verdicts:
         for p in (1.0, 2.0, 3.0):
             v.close(f"W_p of {m} label flips among 400 = (m/n)^(1/p), p = {p:g} (exact OT, POT)",
                     wasserstein(z0, z1, p), flip_distance(m, 400, p), rtol=1e-9, kind="consistency",
-                    source="derived", note="network simplex vs the closed form; float64 round-off only")
+                    source="derived", basis="model: float64 round-off of the network simplex (≲ 1e-12 relative)",
+                    note="network simplex vs the closed form")
         # label-shift DRO closed forms vs independent solvers
         X, y = small.X[:200], small.y[:200]
         s = to_numpy(scores(fit, X))
@@ -255,29 +283,58 @@ def deterministic_verdicts() -> Verdicts:
             lp = float(to_numpy(risk(fit, X, y))) + _lp_knapsack(gains, rho**2 * 200) / 200
             v.close(f"label-shift W-DRO sup (binary labels), ρ = {rho}: knapsack = LP (HiGHS)",
                     float(dro_risk(fit, X, y, rho, "max")), lp, rtol=1e-9, kind="consistency",
-                    source="reconstruction", note="closed form vs a linear-programming solver")
+                    source="reconstruction", basis="model: HiGHS's optimality tolerance 1e-9 on an O(1) objective",
+                    note="closed form vs a linear-programming solver")
         yd = dro_labels(fit, X, y, 0.01, "max", labels="interval")
         a = np.where(np.sign(s) * (to_numpy(y) - 0.5) > 0, np.abs(s), 0.0)  # atoms whose label can move usefully
         holder = float(to_numpy(risk(fit, X, y))) + 0.01 * math.sqrt(float((a**2).mean()))
         v.close("label-shift W-DRO sup (labels in [0, 1]), p = 2, ρ = 0.01: water-filling = Hölder",
                 float(risk(fit, X, yd)), holder, rtol=1e-9, kind="consistency", source="derived",
+                basis="model: float64 round-off of a 200-term water-filling",
                 note="no label reaches 0 or 1 at this radius, so the sup is ρ·(mean s²)^½ over the movable atoms")
     # the authors' formulas against an independent numpy evaluation (values from a secondary account)
     n_ref = 41_585
     for r, t13, t15 in ((0.01, 23.82, 7.41), (0.50, 43.67, 41.34)):
         v.close(f"Thm 3.13 total, authors' constants, n = 41,585, r = {r}", thm313_bound(n_ref, r).total, t13,
-                atol=0.005, kind="consistency", source="derived",
-                note="same formula evaluated independently in numpy, printed to 2 decimals")
+                atol=0.005, kind="consistency", source="derived", basis="model: printed to 2 decimals (±0.005)",
+                note="same formula evaluated independently in numpy")
         v.close(f"Thm 3.15 total, authors' constants, n = 41,585, r = {r}", thm315_bound(n_ref, r).total, t15,
-                atol=0.005, kind="consistency", source="derived", note="as above")
+                atol=0.005, kind="consistency", source="derived", basis="model: printed to 2 decimals (±0.005)",
+                note="as above")
+    lo, hi = thm313_bound(n_ref, 0.01), thm313_bound(n_ref, 0.5)
+    v.true("authors' constants, n = 41,585: the performative term rises with the share and overtakes the "
+           "complexity term (Fig. 1.3's shape)", hi.performative > hi.complexity and hi.performative > lo.performative
+           and lo.performative < lo.complexity, kind="consistency", source="paper",
+           measured=f"r = 0.01: {lo.performative:.2f} vs {lo.complexity:.2f}; r = 0.5: {hi.performative:.2f} vs "
+                    f"{hi.complexity:.2f}",
+           note="the authors' formula at their constants; with the synthetic problem's constants the complexity "
+                "term stays the largest (shown in the chapter), because the retrained weights grow with the share")
     c38 = cor38_bound(0.0, 60_147, 1_816 / 60_147, T=2, **NOTEBOOK_38)
-    v.close("Cor 3.8 sampling term, case study n = 60,147", c38.sampling, 0.01, atol=0.005, kind="reproduces",
-            source="paper", note="the paper prints 0.01; ±0.005 is its rounding")
+    v.close("Cor 3.8 sampling term, case study n = 60,147: the notebook formula gives the printed 0.01", c38.sampling,
+            0.01, atol=0.005, kind="consistency", source="paper", basis="model: the paper prints 2 decimals (±0.005)",
+            note="the paper's number from the paper's own formula: a check of our transcription, not a measurement")
     v.between("Cor 3.8 performative term, case study m/n = 1,816/60,147", c38.performative, 0.10, 0.13,
-              kind="differs", source="paper", paper=0.29,
-              note="notebook formula with its defaults (L_ℓ ≈ 2, L_a = 2, ε = 3, T = 2): 2·(m/n)^½/3 = 0.116; the "
-                   "band excludes the other readings (0.232 with L_a/(1+L_a), 0.348 without L̃_a) and 0.29")
+              kind="differs", source="secondary", paper=0.29, tests="cor3.8-case",
+              basis="model: the band holds the notebook reading 2·(m/n)^½/3 = 0.116 and excludes the other readings "
+                    "(0.232 with L_a/(1+L_a), 0.348 without L̃_a)",
+              note="the notebook formula with its defaults (L_ℓ ≈ 2, L_a = 2, ε = 3, T = 2) does not give the printed "
+                   "0.29: a difference inside the paper's own materials (its exact constant is unknown)")
     exact = math.log((3**2000 - 1) // 2)  # an exact integer; math.log takes big ints
     v.close("log Σ_{s<2000} 3^s in log space = exact rational arithmetic", log_drift_bound(2000, 3.0, 1.0), exact,
-            rtol=1e-13, kind="consistency", source="derived", note="the sum is ≈ 10^954, beyond float range")
+            rtol=1e-13, kind="consistency", source="derived", basis="model: float64 log-sum-exp round-off ~1e-15",
+            note="the sum is ≈ 10^954, beyond float range")
+    return v
+
+
+def headline(seed: int, result: Experiment | None = None, *, display: bool = True) -> Verdicts:
+    """The chapter's table: :func:`deterministic_verdicts` and :func:`seeded_verdicts` of ``seed`` (``result``:
+    reuse the chapter's run), carrying :data:`PAPER_CLAIMS`."""
+    seed = integer("seed", seed, 0)
+    if result is not None and not isinstance(result, Experiment):
+        raise TypeError(f"Invalid result: {type(result).__name__} (must be an Experiment from run_experiment, or None)")
+    if not isinstance(display, bool):
+        raise TypeError(f"Invalid display: {display!r} (must be a bool)")
+    v = Verdicts("Performative learning theory: headline claims", display=display, claims=PAPER_CLAIMS)
+    v.extend(deterministic_verdicts())
+    v.extend(seeded_verdicts(seed, result))
     return v

@@ -12,8 +12,9 @@ Public API (all validate their arguments and raise ``ValueError`` naming paramet
 ``sam_variance(t, lam, rho, lr, batch, drift="linear"|"full")`` — Theorem 2's σ²(t).
 ``beale``, ``beale_grad``, ``saddle_quadratic`` (+ ``saddle_quadratic_grad``) — the test functions.
 ``beale_sam(w0, lr, rho, steps)`` — the scalar fast path for long deterministic Beale runs (10⁵ steps).
-``stochastic_run(seed)``, ``seeded_verdicts(seed)``, ``CHAPTER_SEEDS`` — the chapter's stochastic experiments
-and their verdict rows (re-run for unseen seeds by ``tests/test_seed_robustness.py``).
+``stochastic_run(seed)``, ``CHAPTER_SEEDS`` — the chapter's stochastic experiments; every verdict row the chapter
+shows, with its control: :mod:`theorybook.sam_saddle.verdicts` (``headline``, ``seeded_verdicts(seed)`` — re-run for
+unseen seeds by ``tests/test_seed_robustness.py`` —, ``theorem2_excess``, ``PAPER_CLAIMS``).
 Sympy derivations: :mod:`theorybook.sam_saddle.theory` (``derive_*``, ``beale_critical_points``).
 Widget: :func:`theorybook.sam_saddle.widgets.explorer`.
 """
@@ -39,7 +40,7 @@ from .dynamics import (
     sam_update,
     simulate_sam,
 )
-from .experiments import CHAPTER_SEEDS, StochasticRun, seeded_verdicts, stochastic_run
+from .experiments import CHAPTER_SEEDS, StochasticRun, stochastic_run
 from .theory import (
     attractor_threshold,
     beale_critical_points,
@@ -54,12 +55,16 @@ from .theory import (
     growth_factor,
     sam_variance,
 )
+from .verdicts import PAPER_CLAIMS, headline, seeded_verdicts, theorem2_excess
 
 __all__ = [
     "BEALE_MINIMUM",
     "BEALE_SADDLE",
     "CHAPTER_SEEDS",
     "MAX_STEPS",
+    "PAPER_CLAIMS",
+    "headline",
+    "theorem2_excess",
     "StochasticRun",
     "ascent_flip_share",
     "beale_sam",

@@ -1,0 +1,277 @@
+"""Every verdict row the Adam chapter shows (Bai et al., ICML 2026), each reproduction with its control.
+
+The chapter runs its experiments and hands the results to :func:`headline` (one dict, the keys listed in
+:data:`HEADLINE_KEYS`); :func:`deterministic_verdicts` rebuilds the fixed-point and spiral rows on its own (no
+randomness: run twice, the numbers are identical). Tolerances are fixed here, before measuring, from the error
+model in each row's ``basis``: float64 rounding (≈ 1e-16 per operation), the transient |eig J|^t left at the
+start of a window, nonlinearity inside the linear band, and integer step quantisation.
+
+Controls (the same measurement on something that must not satisfy the claim): gradient descent's ratio and
+log-loss slope for Adam's linear rate; GD/momentum on a problem of another degree for the sublinear exponents;
+the neighbouring β₂'s run for RMSProp's rate; Eq. (8) with the exponents 1/2 and 3/4 for the phase diagram;
+the coupled regime-III run for the decoupling lemma; the other regimes' runs for each regime; RMSProp below its
+threshold for Theorem 5.7's stability; k = 4 for the k = 2 spike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import numpy as np
+
+from ..check import Control, PaperClaim, Verdicts
+from .dynamics import adam_path
+from .experiments import SPIRAL_SETTINGS, Spiral, spiral_experiment
+from .theory import fixed_point, linear_rate, log_loss_slope, regime, rmsprop_threshold
+
+__all__ = ["PAPER_CLAIMS", "HEADLINE_KEYS", "spiral_rows", "fixed_point_rows", "deterministic_verdicts",
+           "headline"]
+
+PAPER_CLAIMS: tuple[PaperClaim, ...] = (
+    PaperClaim("linear", "Adam with a constant step converges linearly on the highly degenerate polynomials "
+               "x^k/k (k ≥ 4 even), where gradient descent and momentum converge only sublinearly",
+               where="abstract", source="paper"),
+    PaperClaim("fig2a", "The slope of ln L per step is ≈ −0.0726 for k = 4 and ≈ −0.0544 for k = 6 "
+               "(k ln β₂ / (2(k−2)))", where="Fig. 2(a)", source="secondary"),
+    PaperClaim("eq8", "The fixed point is locally asymptotically stable iff β₁ < β₂^(k/(2(k−2))) (Eq. 8)",
+               where="Theorem 4.1", source="secondary"),
+    PaperClaim("thm5.1", "GD, gradient flow and heavy-ball momentum converge as x_t = Θ(t^(−1/(k−2)))",
+               where="Theorems 5.1, 5.3", source="secondary"),
+    PaperClaim("lemma5.4", "Decoupling: once x_t → 0, v_t/v_(t−1) → β₂ (v_t ~ β₂^t)", where="Lemma 5.4",
+               source="secondary"),
+    PaperClaim("thm5.7", "RMSProp (β₁ = 0) converges linearly at β₂^(1/(2(k−2))); its fixed point is stable iff "
+               "β₂ > ((k−2)/k)^(2(k−2))", where="Theorem 5.7", source="secondary"),
+    PaperClaim("thm6.1", "Three regimes in (β₁, β₂): I stable linear convergence; II fast convergence then loss "
+               "spikes; III v_t tracks g_t² (coupling ratio ≈ 1) and Adam oscillates like SignGD at ≈ L(η/2)",
+               where="Theorem 6.1", source="secondary"),
+    PaperClaim("fig1", "On the strongly convex x²/2 the effective curvature λ_t grows past 2/η (Adam spikes); "
+               "on x⁴/4 it settles", where="Fig. 1", source="secondary"),
+    PaperClaim("remark5.8", "Complexity separation: GD needs ε^(−(k−2)) steps, Adam (k−2) ln(1/ε)",
+               where="Remark 5.8", source="secondary", quoted_only=True,
+               why="the chapter checks the derived exact count 2(k−2)/(−ln β₂) per e-fold as a consistency row; "
+                   "GD is never run down to ε"),
+    PaperClaim("mixed", "Adam beats GD and momentum along the degenerate direction of 2-D mixed-degeneracy "
+               "losses; Hessian spectra concentrated at 0 go with a larger Adam advantage in networks",
+               where="Sec. 7", source="secondary", quoted_only=True,
+               why="three of the four 2-D losses and the network settings could not be recovered"),
+)
+
+#: What :func:`headline` reads from the chapter's results (see the chapter for how each is measured).
+HEADLINE_KEYS = (
+    "derivations", "rms", "hits", "hits_batched", "per_unit", "steps_per_efold", "rates", "gd_rates", "tails",
+    "flow_bias", "spirals", "L", "level", "lnR_slope", "R_early", "lemma54", "lemma54_coupled", "rms_rates",
+    "mult07", "mult07_theory", "spread07", "spread05", "tr05", "cyc", "two_step", "two_step_pred", "spread_flip",
+    "pd_agreement", "pd_controls", "crossing", "crossing_k4", "lam_T", "lam_star", "beta2",
+)
+
+
+def spiral_rows(spirals: Iterable[Spiral], title: str = "Adam — spiral around the fixed point") -> Verdicts:
+    """Two consistency rows per experiment: the measured period vs 2π/arg(eig J), and the Casoratian det vs
+    β₁β₂^{−k/(2(k−2))} — the [derived] Jacobian checked against trajectories it never saw.
+
+    Tolerances (fixed before measuring): period rtol 1e-3 — nonlinearity ≤ 1e-2 at the band's edge shifts the
+    period by O(1e-4) and crossing interpolation errs by ≤ 1e-3 step per turn; det rtol 1e-4 — nonlinear terms
+    perturb ln Q_t by O(1e-2) over a rise of ≥ 5 across the window.
+    """
+    v = Verdicts(title, display=False)
+    if isinstance(spirals, (str, bytes)) or not isinstance(spirals, Iterable):
+        raise TypeError(f"Invalid spirals: {spirals!r} (must be an iterable of Spiral results)")
+    for s in spirals:
+        if not isinstance(s, Spiral):
+            raise TypeError(f"Invalid spirals: contains {type(s).__name__} (each must be a Spiral result)")
+        reg = "I" if regime(*s.setting) == "stable" else "II"
+        v.close(f"regime {reg} {s.setting}: oscillation period (zero crossings) = 2π/arg(eig J)", s.period,
+                s.fp.period, rtol=1e-3, kind="consistency", source="derived",
+                basis="model: nonlinearity ≤ 1e-2 at the band's edge shifts the period by O(1e-4); crossing "
+                      "interpolation ≤ 1e-3 step per turn",
+                note=f"{s.turns} turns in window {s.window}: the derived Jacobian's angle, read off a trajectory")
+        v.close(f"regime {reg} {s.setting}: det J from the Casoratian of ω_t − ω* = β₁β₂^(−k/(2(k−2)))", s.det,
+                s.fp.det, rtol=1e-4, kind="consistency", source="derived",
+                basis="model: nonlinear terms move ln Q_t by O(1e-2) over a rise of ≥ 5 across the window",
+                note="slope of ln Q_t, Q_t = d_(t+1)² − d_t d_(t+2): det J < 1 is exactly Eq. 8")
+    return v
+
+
+def fixed_point_rows(lr: float = 1e-3, steps: int = 3000) -> Verdicts:
+    """ω_t → ω* and λ_t → λ* at the paper's setting (4, 0.9, 0.93), read at t = ``steps``."""
+    fp = fixed_point(4, 0.9, 0.93, lr)
+    path = adam_path(4, 0.9, 0.93, lr, steps)
+    v = Verdicts("Adam — fixed point", display=False)
+    basis = "model: |eig J|^3000 < 1e-21; rounding of m/x³ ~ 1e-15; the (1−β₂)x² correction < 1e-40"
+    v.close(f"ω_t → ω* at (4, 0.9, 0.93), t = {steps}", path.omega[-1], fp.omega, rtol=1e-9, kind="consistency",
+            source="derived", basis=basis, note="the derived fixed point is the one the recurrence settles at")
+    v.close(f"λ_t → λ* at (4, 0.9, 0.93), t = {steps}", path.lam[-1], fp.lam, rtol=1e-9, kind="consistency",
+            source="derived", basis=basis, note="as above")
+    return v
+
+
+def deterministic_verdicts() -> Verdicts:
+    """The chapter's fixed-point and spiral rows (cheap: four scalar runs, well under a second)."""
+    v = Verdicts("Adam on x^k/k — fixed point and spiral (deterministic)", display=False)
+    v.extend(fixed_point_rows())
+    v.extend(spiral_rows(spiral_experiment(*key, start_at_fixed_point=at_fp) for key, at_fp in SPIRAL_SETTINGS))
+    return v
+
+
+def headline(r: Mapping[str, Any], *, display: bool = True) -> Verdicts:
+    """The chapter's verdict table from its results ``r`` (a mapping with the keys of :data:`HEADLINE_KEYS`)."""
+    if not isinstance(r, Mapping):
+        raise TypeError(f"Invalid r: {type(r).__name__} (must be a mapping of the chapter's results)")
+    missing = [k for k in HEADLINE_KEYS if k not in r]
+    if missing:
+        raise ValueError(f"Invalid r: missing keys {missing}")
+    v = Verdicts("Adam on x^k/k — headline claims", display=display, claims=PAPER_CLAIMS)
+    b2 = float(r["beta2"])
+    L = np.asarray(r["L"])
+    level = float(r["level"])
+
+    # ---- reproduces: linear rate (abstract; Eq. 10) against gradient descent on the same problem
+    for k in (4, 6, 8):
+        ratio, _ = r["rates"][k]
+        v.close(f"rate x_(t+1)/x_t, k={k} (Eq. 10: β₂^(1/(2(k−2))))", ratio, linear_rate(k, b2), rtol=1e-9,
+                kind="reproduces", source="secondary", tests="linear",
+                control=Control(f"GD (lr 0.1), k={k}: median ratio over steps 2000–20000", r["gd_rates"][k][0]),
+                basis="model: median over [2000, floor): transient ≤ |eig|^2000 < 1e-13, rounding 1e-16",
+                note="linear convergence at Eq. 10's rate; GD's ratio creeps towards 1 (sublinear)")
+    for k, paper in ((4, -0.0726), (6, -0.0544)):
+        v.close(f"ln-loss slope per step, k={k} (Fig. 2(a))", r["rates"][k][1], log_loss_slope(k, b2), rtol=1e-6,
+                kind="reproduces", source="secondary", paper=paper, tests="fig2a",
+                control=Control(f"GD (lr 0.1), k={k}: ln-loss slope over steps 2000–20000", r["gd_rates"][k][1]),
+                basis="model: least squares of ln L on t over [2000, floor); transient < 1e-13, rounding 1e-16",
+                note="the paper's rounded values are 4 digits of the same k ln β₂/(2(k−2))")
+    # ---- reproduces: GD and momentum are sublinear with exponent −1/(k−2); control: the same fit at degree k+2
+    for method, k in (("gd", 4), ("gd", 6), ("heavy_ball", 4)):
+        v.close(f"{method} tail exponent, k={k} (Theorems 5.1/5.3: −1/(k−2))", r["tails"][method, k], -1 / (k - 2),
+                atol=0.02, kind="reproduces", source="secondary", tests="thm5.1",
+                control=Control(f"{method} on x^{k + 2}: same fit", r["tails"][method, k + 2]),
+                basis=f"model: gradient flow's own finite-window bias of the exponent is {r['flow_bias'][k]:.0e}; "
+                      "momentum/discretisation transients ≲ 0.01",
+                note="log-log slope of |x_t| over steps 2000–20000; the control shows the fit resolves the degree")
+
+    # ---- reproduces: Eq. 8 on the phase diagram, against boundaries with wrong exponents
+    v.greater("phase diagram: convergence agrees with Eq. 8 off the boundary", r["pd_agreement"], 0.99,
+              kind="reproduces", source="secondary", tests="eq8",
+              control=[Control(f"boundary β₁ < β₂^{lab}", val) for lab, val in r["pd_controls"].items()],
+              basis="paper: a secondary reproduction reports 99.96 % (50×50, 100k steps); threshold 0.99 fixed "
+                    "below it before this run",
+              note="40×40 grid, 30k steps; controls: the same cells scored against a wrong exponent")
+
+    # ---- reproduces: the three regimes (Theorem 6.1), each against the other regimes' runs
+    v.less("regime I (β₂ = 0.91) reaches the float64 floor (final L)", L[-1, 0], 1e-100, kind="reproduces",
+           source="secondary", tests="thm6.1",
+           control=[Control("regime II run: final L", L[-1, 1]), Control("regime III run: final L", L[-1, 2])],
+           basis="model: the float64 floor for k=4 is ~1e-202 and the SignGD level L(η/2) is 1.6e-14; 1e-100 "
+                 "lies ~90 decades from both",
+           note="stable linear convergence down to the floor")
+
+    def spike(j: int) -> bool:
+        return bool(L[:, j].min() <= 1e-100 and L[-1, j] >= 1e10 * L[:, j].min())
+
+    v.true("regime II (β₂ = 0.895): min L ≤ 1e−100 and final L ≥ 1e10 · min L (spike)", spike(1),
+           kind="reproduces", source="secondary", tests="thm6.1", measured=f"{L[:, 1].min():.1e} → {L[-1, 1]:.1e}",
+           control=[Control("regime I run", spike(0), f"{L[:, 0].min():.1e} → {L[-1, 0]:.1e}"),
+                    Control("regime III run", spike(2), f"{L[:, 2].min():.1e} → {L[-1, 2]:.1e}")],
+           note="a spike = ≥ 10 decades back up after a minimum below 1e-100")
+    lev = float(np.log10(L[-6000:, 2].max() / level))
+    v.between("regime III (β₂ = 0.8): log₁₀(max L over the last 6k steps / L(η/2))", lev, -2.0, 2.0,
+              kind="reproduces", source="secondary", tests="thm6.1",
+              control=Control("regime I run: same measurement", float(np.log10(L[-6000:, 0].max() / level))),
+              basis="paper: '≈ L(η/2)' read, before measuring, as within ±2 decades of loss (|x| within "
+                    "10^(±1/2) of η/2, k = 4)",
+              note="SignGD-like oscillation at the SignGD level; the regime-II run's post-spike tail also sits "
+                   "there, so it is no control for this row")
+    R = r["R_early"]
+    v.less("regime III: v_t tracks g_t² — median coupling ratio R_t = v_t/g_t² over steps 1000–3000", R[2], 100.0,
+           kind="reproduces", source="secondary", tests="thm6.1",
+           control=[Control("regime I run: same median", R[0]), Control("regime II run: same median", R[1])],
+           basis="model: a decoupled run has R_t ≥ e^(t(−ln β₂)/(k−2)) ≥ e^50 by step 1000; 100 = within two "
+                 "decades of 1",
+           note="the notes say R ≈ 1; measured it is O(10), coupled, far from the decoupled runs")
+
+    # ---- reproduces: decoupling (Lemma 5.4) against the coupled regime-III run
+    for j, label in ((4, "RMSProp β₂=0.93"), (0, "Adam β₂=0.91 (regime I)")):
+        v.less(f"Lemma 5.4, {label}: max |v_t/v_(t−1) − β₂| from step 3000 to the floor", r["lemma54"][j], 1e-12,
+               kind="reproduces", source="secondary", tests="lemma5.4",
+               control=Control("coupled regime-III run (β₂ = 0.8): same measurement", r["lemma54_coupled"]),
+               basis="model: remainder (1−β₂)g_t²/v_(t−1) ~ e^(−0.03·3000); rounding ≤ 4 ulp ≈ 1e-15",
+               note="v_t decays like β₂^t once decoupled")
+
+    # ---- reproduces: RMSProp (Theorem 5.7): rate, and stability on either side of its threshold
+    rr = r["rms_rates"]
+    keys = list(rr)
+    for i, b in enumerate(keys):
+        nb = keys[(i + 1) % len(keys)]
+        v.close(f"RMSProp rate, β₂={b}", rr[b], linear_rate(4, b), rtol=1e-7, kind="reproduces",
+                source="secondary", tests="thm5.7",
+                control=Control(f"RMSProp run at β₂={nb}: measured rate", rr[nb]),
+                basis="model: median ratio; transient × u* ≤ 1e-8 at the slowest (β₂ = 0.999)",
+                note="the control shows the test resolves β₂")
+    v.less("RMSProp β₂=0.07 (above the threshold 0.0625): spread of the last 20 per-step ratios", r["spread07"],
+           1e-6, kind="reproduces", source="secondary", tests="thm5.7",
+           control=Control("RMSProp β₂=0.05 (below): same spread", r["spread05"]),
+           basis="model: above the threshold the ratio's O(1) deviation shrinks by |f'(u*)| ≈ 0.89 per step, to "
+                 "≤ 0.89^150 ≈ 3e-8 by the tail window (the run reaches the floor after ~170 steps at rate 0.51); "
+                 "below it a period-2 orbit keeps an O(0.1) spread",
+           note="stable above the threshold, flipped (period 2) below it")
+
+    # ---- differs: Eq. 8 as a sufficient condition, at tiny β₂
+    v.greater("Theorem 4.1 'stable iff Eq. 8' at (β₁, β₂) = (0.004, 0.03): spread of the tail ratio",
+              r["spread_flip"], 0.01, kind="differs", source="secondary", paper=0.0, tests="eq8",
+              basis="model: a stable fixed point leaves a spread ≪ 1e-6 near the floor (as at β₂ = 0.07 above); "
+                    "0.01 is four decades above that",
+              note="contradicts Eq. 8 read as sufficient (as the notes state it): the derived flip boundary "
+                   "predicts a period-2 orbit there; whether the paper's own statement carries it is unknown")
+
+    # ---- reproduces: the strongly convex contrast (Fig. 1)
+    v.true("k=2: λ_t crosses 2/η (strongly convex case spikes)", r["crossing"] > 0, kind="reproduces",
+           source="secondary", tests="fig1", measured=f"step {r['crossing']}",
+           control=Control("k=4 run: λ_t crosses 2/η", r["crossing_k4"] > 0,
+                           f"{'step ' + str(r['crossing_k4']) if r['crossing_k4'] > 0 else 'never'}"),
+           note="λ_t = x^(k−2)/√v_t grows without bound only when the curvature does not vanish")
+
+    # ---- consistency: our algebra, our code, our derived forms
+    for k, d in r["derivations"].items():
+        v.true(f"sympy, k={k}: fixed point exact, det J = β₁β₂^(−k/(2(k−2))), η-free",
+               d.fixed_point_residual == (0, 0) and d.det_minus_claim == 0 and d.eta_derivatives == (0, 0),
+               kind="consistency", source="derived", note="symbolic simplification to 0")
+    for k, (_, _, thr) in r["rms"].items():
+        v.close(f"RMSProp threshold, k={k}: sympy (f'(u*) = −1) vs ((k−2)/k)^(2(k−2))", float(thr),
+                rmsprop_threshold(k), rtol=1e-15, kind="consistency", source="secondary",
+                basis="model: the same map solved symbolically; rational vs float rounding only",
+                note="the threshold formula of the notes is the flip of the 1-D map")
+    for k in (4, 6, 8):
+        v.equal(f"first |x_t| ≤ 1e−20, k={k}: batched torch run = scalar reference", r["hits_batched"][k],
+                r["hits"][k], kind="consistency", source="derived", note="two implementations of one recurrence")
+    for k, ref in ((4, 3384), (6, 5818)):
+        v.equal(f"first |x_t| ≤ 1e−20, k={k}: our recurrence = a third-party 80-digit mpmath run", r["hits"][k],
+                ref, kind="consistency", source="secondary",
+                note="a reproduction's number, not the paper's: checks our recurrence, not the theory")
+    for k, n in r["per_unit"].items():
+        v.close(f"steps per e-fold of ε, k={k} (derived from Eq. 10: 2(k−2)/(−ln β₂))", n, r["steps_per_efold"][k],
+                rtol=2e-3, kind="consistency", source="derived",
+                basis="model: hitting times are integers: ±2 steps over ≥ 2500 steps ≤ 8e-4 relative",
+                note="Remark 5.8's log(1/ε) count in its exact form")
+    v.close("regime I decouples: ln R_t grows by −ln β₂/(k−2) per step", r["lnR_slope"], -np.log(0.91) / 2,
+            rtol=1e-3, kind="consistency", source="derived",
+            basis="model: the transient |eig|^1000 ≈ 4e-3 moves ln R by ≪ the rise of 94 over the window",
+            note="v ~ β₂^t and g² ~ r*^((2k−2)t)")
+    v.close("RMSProp β₂=0.07: ratio deviation multiplier = f'(u*) of u' = γu(1−u)²", r["mult07"],
+            r["mult07_theory"], rtol=1e-4, kind="consistency", source="derived",
+            basis="model: median of δ_(t+1)/δ_t for 1e-11 ≤ |δ| ≤ 1e-4: nonlinearity ≤ 1e-4, rounding ≤ 1e-5",
+            note="the 1-D map's linearisation, read off the run")
+    tr05, (cyc_a, cyc_b) = np.asarray(r["tr05"]), r["cyc"]
+    for name, val, pred in (("lower", tr05.min(), cyc_a), ("upper", tr05.max(), cyc_b)):
+        v.close(f"RMSProp β₂=0.05 (below): {name} ratio of the tail = 2-cycle of u' = γu(1−u)²", val, pred,
+                rtol=1e-9, kind="consistency", source="derived",
+                basis="model: the orbit is attracting; rounding ~1e-15", note="the derived period-2 orbit")
+    for j, label in ((8, "RMSProp β₂=0.05"), (9, "Adam (0.004, 0.03)")):
+        v.close(f"{label}: still linear — two-step ratio = β₂^(1/(k−2))", r["two_step"][j], r["two_step_pred"][j],
+                rtol=1e-9, kind="consistency", source="derived",
+                basis="model: v shrinks by β₂ per step and λ returns every 2 steps; rounding ~1e-15",
+                note="a flipped fixed point still converges linearly")
+    v.extend(fixed_point_rows())  # ω_t → ω*, λ_t → λ*
+    v.extend(spiral_rows(r["spirals"]))  # period and det J of the spiral, measured, vs the closed form
+    v.close("k=4, β₂=0.99: λ_T → λ*", r["lam_T"], r["lam_star"], rtol=1e-9, kind="consistency", source="derived",
+            basis="model: |eig|^6000 < 1e-100; rounding ~1e-15", note="the derived λ* at another β₂")
+    return v

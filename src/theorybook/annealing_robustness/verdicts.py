@@ -1,0 +1,199 @@
+"""Every verdict row the annealing chapter shows (Attia & Koren, arXiv 2503.09411), each reproduction with its
+control.
+
+:func:`worst_case_verdicts` turns one seed's :func:`~theorybook.annealing_robustness.worst_case.worst_case_experiment`
+into the stochastic rows (``seeded_verdicts(seed)`` runs it; ``tests/test_seed_robustness.py`` re-runs it for 20
+unseen seeds); :func:`headline` adds the deterministic consistency rows of the chapter (sympy, the discrete bound,
+the Riemann brackets, the units) from the chapter's results.
+
+Tolerances of the stochastic rows come from a pilot on seeds 9001–9012 of :data:`theorybook.check.PILOT_SEEDS`
+(16384 paths, the chapter's scale), recorded in :data:`PILOT`: the mean fitted exponent of every schedule and its
+seed-to-seed SD (≤ 0.0070 for every envelope and one-problem fit). Each band is |pilot mean − prediction| (the
+finite-window bias at T = 1024) plus 3.29 × 0.0070 = 0.023 (a false-alarm probability ≤ 1e-3 per row), rounded
+up to 0.005.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from .. import validate
+from ..check import Control, PaperClaim, Verdicts
+from .theory import fit_exponent
+from .worst_case import (
+    EXPERIMENT_SCHEDULES,
+    WINDOW_ANNEALED,
+    WINDOW_LINEAR,
+    FamilyRun,
+    fixed_model_exponent,
+    worst_case_experiment,
+)
+
+__all__ = ["PAPER_CLAIMS", "PILOT", "HEADLINE_KEYS", "band", "worst_case_verdicts", "seeded_verdicts", "headline"]
+
+PAPER_CLAIMS: tuple[PaperClaim, ...] = (
+    PaperClaim("fixed-linear", "With a fixed or an inverse-square-root stepsize, a base stepsize misspecified by a "
+               "factor ρ costs O(ρ/√T): linear in ρ", where="abstract", source="paper"),
+    PaperClaim("poly", "Stepsizes annealed to zero polynomially with degree p cost only O(ρ^(1/(2p+1))/√T): a "
+               "coarse grid search is safe", where="abstract", source="paper"),
+    PaperClaim("cosine", "Cosine annealing costs ρ^(1/5)", where="Corollary (TL;DR)", source="secondary"),
+    PaperClaim("experiments", "On synthetic logistic regression and CIFAR-10 (Wide ResNet) annealed SGD is more "
+               "robust to a coarse grid than fixed-step SGD", where="Experiments", source="secondary",
+               quoted_only=True,
+               why="the chapter's logistic/LAD runs illustrate one benign problem and carry no rows (their seeds "
+                   "would take minutes to re-run); the settings are unknown and CIFAR-10 is not attempted"),
+)
+
+#: The pilot (seeds 9001–9012, 16384 paths, T = 1024): mean fitted exponent per schedule label, of the envelope
+#: over δ and of the single problem δ = 1, and the largest seed-to-seed SD over all of them.
+PILOT = {
+    "seeds": "9001–9012",
+    "envelope": {"fixed": 1.1633, "inverse-sqrt": 1.1622, "linear": 0.3393, "quadratic": 0.1988, "cubic": 0.1370,
+                 "cosine": 0.2204},
+    "single": {"linear": 0.5018, "quadratic": 0.3362, "cubic": 0.2507, "cosine": 0.3397},
+    "fixed_minus_isq": 0.00107,  # SD 9e-6: the two schedules' last steps coincide at the worst δ = 1
+    "sd_max": 0.0070,
+}
+_Z = 3.29  # z_threshold(1e-3)
+
+
+def band(pilot_mean: float, predicted: float) -> float:
+    """|pilot mean − prediction| + 3.29 × the pilot's largest SD, rounded up to 0.005."""
+    m = validate.number("pilot_mean", pilot_mean, -10.0, 10.0)
+    q = validate.number("predicted", predicted, -10.0, 10.0)
+    raw = abs(m - q) + _Z * PILOT["sd_max"]
+    return math.ceil(raw / 0.005 - 1e-9) * 0.005
+
+
+def _p_end(h) -> float:
+    return 2.0 if h.name == "cosine" else float(h.p)
+
+
+def worst_case_verdicts(run: FamilyRun) -> Verdicts:
+    """The chapter's stochastic rows, built from :func:`worst_case_experiment` (tolerances: :data:`PILOT`)."""
+    if not isinstance(run, FamilyRun) or run.family != "quadratic" or len(run.schedules) != len(
+            EXPERIMENT_SCHEDULES):
+        raise ValueError("Invalid run: must come from worst_case_experiment(seed)")
+    v = Verdicts("Annealing: worst case over a problem family (seeded)", display=False)
+    pilot = f"pilot: seeds {PILOT['seeds']} (16384 paths)"
+    env, single = {}, {}
+    for i, h in enumerate(run.schedules):
+        lo, hi = WINDOW_LINEAR if h.name in ("fixed", "inverse_sqrt") else WINDOW_ANNEALED
+        env[h.label] = fit_exponent(run.rho, run.envelope[i], rho_min=lo, rho_max=hi).slope
+        single[h.label] = fit_exponent(run.rho, run.mean[i, :, -1], rho_min=lo, rho_max=hi).slope
+
+    # ---- fixed stepsize: linear in ρ (the discrete recursion's exponent at the worst δ = 1)
+    model = fixed_model_exponent(WINDOW_LINEAR, run.T)
+    tol = band(PILOT["envelope"]["fixed"], model)
+    v.close("fixed: worst-case error linear in ρ (exponent 1, + discrete-time correction)", env["fixed"], model,
+            atol=tol, kind="reproduces", source="paper", tests="fixed-linear",
+            control=Control("linear decay, same family and fit: envelope exponent", env["linear"]),
+            basis=f"{pilot}: mean {PILOT['envelope']['fixed']:.4f}, SD ≤ {PILOT['sd_max']}; band = |bias| + 3.29 SD",
+            note=f"Fit on ρ ∈ [{WINDOW_LINEAR[0]:g}, {WINDOW_LINEAR[1]:g}] at T = {run.T}. Predicted: the slope of "
+                 f"the discrete recursion's stationary excess η/(2(2 − η)) at the worst δ = 1 [derived] — 1 plus "
+                 f"{model - 1:.3f} because ρη* reaches 1/2. The control is annealed: it must not be linear.")
+    v.close("inverse-sqrt: worst-case exponent = the fixed stepsize's", env["inverse-sqrt"], env["fixed"],
+            atol=0.002, kind="consistency", source="derived",
+            basis=f"{pilot}: fixed − inverse-sqrt = {PILOT['fixed_minus_isq']} with SD 9e-6",
+            note="At the worst δ = 1 only the last ~√T/ρ steps matter, where η/√t ≈ η/√T: one measurement, not a "
+                 "second one — the paper's inverse-sqrt claim rests on the fixed row above.")
+
+    # ---- annealed schedules: the paper's upper bound, our family's attainment, and one problem
+    annealed = [h for h in run.schedules if h.name not in ("fixed", "inverse_sqrt")]
+    for h in annealed:
+        p = _p_end(h)
+        pred = 1.0 / (2 * p + 1)
+        tol = band(PILOT["envelope"][h.label], pred)
+        # the next-slower-decaying schedule: p − 1 (p = 1: the fixed stepsize); cosine ≈ p = 2, so linear
+        lower = {"linear": "fixed", "quadratic": "linear", "cubic": "quadratic", "cosine": "linear"}[h.label]
+        ctrl = [Control(f"{lower}: same envelope fit", env[lower])]
+        if lower != "fixed":
+            ctrl.append(Control("fixed: same envelope fit", env["fixed"]))
+        claim_id, src = ("cosine", "secondary") if h.name == "cosine" else ("poly", "paper")
+        fam = (f"Upper envelope over δ ∈ [T^(−1/2), 1] of f = δx²/2 at the fixed η* = D/(G√T), fit on ρ ∈ "
+               f"[{WINDOW_ANNEALED[0]:g}, {WINDOW_ANNEALED[1]:g}], T = {run.T}.")
+        v.less(f"{h.label}: worst case over the family grows no faster than ρ^(1/(2p+1)), p = {p:g}", env[h.label],
+               pred + tol, kind="reproduces", source=src, tests=claim_id, control=ctrl,
+               basis=f"{pilot}: mean {PILOT['envelope'][h.label]:.4f} vs 1/(2p+1) = {pred:.4f}; band ±{tol:.3f} = "
+                     "|bias| + 3.29 SD",
+               note=fam + " The guarantee is an upper bound over all problems: a family can refute it, not prove "
+                          "it; the controls (slower-decaying schedules) must break it.")
+        # neighbouring degrees (cosine's finite-window bias, +0.02, leaves too little room against p = 3)
+        neigh = {"linear": ["quadratic"], "quadratic": ["linear", "cubic"], "cubic": ["quadratic"],
+                 "cosine": ["linear"]}[h.label]
+        v.close(f"{h.label}: our family attains the exponent 1/(2p+1) = {pred:.3f}", env[h.label], pred, atol=tol,
+                kind="consistency", source="reconstruction",
+                control=[Control(f"{lab}: same envelope fit", env[lab]) for lab in neigh],
+                basis=f"{pilot}: band ±{tol:.3f} = |bias| + 3.29 SD",
+                note="The worst case of our own family [reconstruction] is tight; the controls (neighbouring "
+                     "degrees) show the band tells p from p ± 1.")
+        ps = 1.0 / (p + 1)
+        tol_s = band(PILOT["single"][h.label], ps)
+        v.close(f"{h.label}: one problem (δ = 1), exponent of ρ ≈ 1/(p+1) = {ps:.3f}", single[h.label], ps,
+                atol=tol_s, kind="consistency", source="reconstruction",
+                control=Control("the envelope over δ of the same schedule", env[h.label]),
+                basis=f"{pilot}: mean {PILOT['single'][h.label]:.4f}; band ±{tol_s:.3f} = |bias| + 3.29 SD",
+                note="The freeze-out heuristic of the chapter [reconstruction]: one problem is steeper than the "
+                     "worst case (the control) without contradicting the bound.")
+    return v
+
+
+def seeded_verdicts(seed: int) -> Verdicts:
+    """The chapter's stochastic verdict rows for ``seed`` (same experiment, scale and tolerances)."""
+    seed = validate.integer("seed", seed, 0)
+    return worst_case_verdicts(worst_case_experiment(seed))
+
+
+#: What :func:`headline` reads from the chapter's results.
+HEADLINE_KEYS = ("balance", "cosine_lead", "fixed_limit", "fixed_err", "bound_slopes", "predicted", "labels",
+                 "riemann", "units_b")
+
+
+def headline(r: Mapping[str, Any], wc_rows: Verdicts, *, display: bool = True) -> Verdicts:
+    """The chapter's table: the deterministic consistency rows from ``r`` (keys :data:`HEADLINE_KEYS`), then the
+    seeded rows ``wc_rows`` (:func:`worst_case_verdicts` of the chapter's run)."""
+    import sympy as sp
+
+    if not isinstance(r, Mapping):
+        raise TypeError(f"Invalid r: {type(r).__name__} (must be a mapping of the chapter's results)")
+    missing = [k for k in HEADLINE_KEYS if k not in r]
+    if missing:
+        raise ValueError(f"Invalid r: missing keys {missing}")
+    if not isinstance(wc_rows, Verdicts):
+        raise TypeError(f"Invalid wc_rows: {type(wc_rows).__name__} (must be worst_case_verdicts(run))")
+    v = Verdicts("Annealing and tuning robustness", display=display, claims=PAPER_CLAIMS)
+    v.extend(wc_rows)
+    for p, d in r["balance"].items():
+        v.equal(f"sympy: balanced bound's exponent for (1−u)^{p}", sp.simplify(d.exponent - sp.Rational(1, 2 * p + 1)),
+                0, kind="consistency", source="reconstruction",
+                note="Exact: d ln bound(s*)/d ln ρ at the interior critical point s*.")
+    v.equal("sympy: cosine = (π²/4)(1−u)² + O((1−u)⁴) at the end ⇒ the p = 2 balance",
+            sp.simplify(r["cosine_lead"] - sp.pi**2 / 4), 0, kind="consistency", source="derived")
+    v.equal("sympy: fixed bound's log-slope in ρ → 1", r["fixed_limit"], 1, kind="consistency",
+            source="reconstruction")
+    v.less("discrete bound (min over all τ, T = 10⁴) vs closed form (ρ+1/ρ)/2, fixed, max rel. error",
+           r["fixed_err"], 1e-9, kind="consistency", source="reconstruction",
+           basis="model: float64 cumulative sums of 10⁴ terms and a log/exp round trip, ≲ 10⁴·2.2e-16 ≈ 2e-12 "
+                 "relative; a wrong formula or units err by O(1)",
+           note="Two computations: a log-space minimum over 10⁴ restart steps vs sympy's closed form.")
+    for key, slope in r["bound_slopes"].items():
+        v.close(f"discrete bound's exponent (T = 1e5, ρ ≥ 100), {r['labels'][key]}", slope, r["predicted"][key],
+                atol=0.03, kind="consistency", source="reconstruction",
+                basis="model: the balancing argument is asymptotic in ρ; its O(ρ^(−1/(2p+1))) corrections move the "
+                      "slope on ρ ∈ [100, 1000] by ≤ 0.03",
+                note="Numeric minimum over τ vs the balancing argument's asymptote.")
+    for name, p, T_r, power, closed, low, high in r["riemann"]:
+        lab = r["labels"].get((name, p), name)
+        v.between(f"sympy ∫₀¹h^{power} vs left Riemann sum of the stepsizes, {lab}, T = {T_r}", closed, low, high,
+                  kind="consistency", source="derived",
+                  basis="exact: non-increasing h: sum − (h(0)^k − h(1)^k)/T ≤ ∫ ≤ sum",
+                  note="The closed forms describe the stepsizes SGD actually uses.")
+    ub = [float(x) for x in r["units_b"]]
+    v.true("units: e*_h·D/G (D = 2R) minimises the bound in a problem's units (linear, T = 500)",
+           bool(ub[1] <= ub[0] and ub[1] <= ub[2]), kind="consistency", source="derived",
+           measured=f"{ub[0]:.5f}, {ub[1]:.5f}, {ub[2]:.5f}", predicted="middle value smallest",
+           note="Bound at η*/1.05, η*, 1.05η*; with the old R/G units η* was half the ideal and this fails.")
+    return v
+

@@ -1,0 +1,291 @@
+"""Every verdict row the SAM-at-saddles chapter shows (Kim, Park, Choi, Lee, ICML 2026), each reproduction with
+its control.
+
+:func:`seeded_verdicts` turns one seed's :func:`~theorybook.sam_saddle.experiments.stochastic_run` into the
+stochastic rows (the chapter shows exactly these; ``tests/test_seed_robustness.py`` re-runs them for 20 unseen
+seeds); every statistical tolerance is fixed here, before any measurement, at a false-alarm probability ≤ 10⁻³
+(Bonferroni over the ``m`` comparisons a row takes the maximum of, :func:`theorybook.check.z_threshold`).
+:func:`headline` builds the deterministic rows from the chapter's results (a mapping with the keys of
+:data:`HEADLINE_KEYS`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import torch
+
+from .. import validate
+from ..check import Control, PaperClaim, Verdicts, z_threshold
+from .experiments import COR1_K, ESC_PATHS, MC_BATCH, MC_EVERY, MC_LAM, MC_LR, MC_PATHS, MC_RHO, StochasticRun
+from .experiments import stochastic_run as _stochastic_run
+from .theory import corollary1_gap, sam_variance
+
+__all__ = ["PAPER_CLAIMS", "HEADLINE_KEYS", "theorem2_excess", "seeded_verdicts", "headline"]
+
+PAPER_CLAIMS: tuple[PaperClaim, ...] = (
+    PaperClaim("attractor", "SAM can turn a saddle point into an attractor: where GD escapes, SAM gets stuck at the "
+               "saddle (Beale, x² − y²)", where="abstract", source="paper"),
+    PaperClaim("escape", "Stochastic SAM escapes saddles more slowly than SGD; momentum and batch size matter for "
+               "escaping", where="abstract", source="paper"),
+    PaperClaim("thm1", "The saddle becomes an attractor of SAM iff ρ > −1/λ₁", where="Theorem 1",
+               source="secondary"),
+    PaperClaim("caseIII", "Stuck within ρ of the saddle, the perturbed point crosses into the other basin each "
+               "step: cos(∇ℓ(w), ∇ℓ(w^p)) keeps oscillating between −1 and 1; away from it SAM ≈ GD",
+               where="Sec. 3 (Cases I–III)", source="secondary"),
+    PaperClaim("thm2", "SAM's diffusion at the saddle has variance σ²(t) = η|λ|/(2Ba)(1 − e^(−2at)) with "
+               "a = λ(1+ρλ)²", where="Theorem 2", source="secondary"),
+    PaperClaim("cor1", "Δ_SGD − Δ_SAM = 2ηt²|λ|³ρ/B + O(t³) > 0: SGD's escape variance exceeds SAM's",
+               where="Corollary 1", source="secondary"),
+    PaperClaim("thm3", "A larger momentum γ and a smaller batch size B speed up SAM's escape", where="Theorem 3",
+               source="secondary"),
+    PaperClaim("cifar", "On CIFAR-10/100 (ResNet-18) SAM at large B and γ = 0 fails to train; momentum fixes it "
+               "(Table 1: 95.08 % at ρ = 0.1, γ = 0.95)", where="Table 1", source="secondary", quoted_only=True,
+               why="CIFAR training is out of scope on a CPU and its settings were not recovered"),
+)
+
+#: What :func:`headline` reads from the chapter's results.
+HEADLINE_KEYS = (
+    "sympy_linear_map", "sympy_ou", "sympy_thm3", "hessian_eig", "hessian_eig_sympy", "f01", "f01_sympy",
+    "parity", "gd_final_y", "gd_y_exact", "factor_err", "escape_rule", "scan", "scan_control", "demo_sam",
+    "demo_gd", "d_saddle", "f_final", "cos_min", "cos_max", "flips", "arrival", "d_min_final", "stop_radius",
+)
+
+
+def _per_direction(fn, x, rho, batch, **kw) -> torch.Tensor:
+    return torch.stack([fn(x, lam, rho, MC_LR, batch, **kw) for lam in MC_LAM], -1)
+
+
+def theorem2_excess(run: StochasticRun, pred: torch.Tensor) -> float:
+    """max over t > 0, ρ, B, j of (|MC − pred| − |disc − σ²_lin|)/s.e.: how far a predicted variance ``pred``
+    (shape of ``run.mc.msd``) sits from the Monte-Carlo moments, beyond the SDE's own O(η) discretisation bias.
+
+    The allowance |disc − σ²_lin| is that of the *algorithm's* drift, fixed for every prediction, so the statistic
+    depends on ``pred`` (for σ²_lin itself it is ≤ |MC − disc|/s.e., a Gaussian z-score)."""
+    if not isinstance(run, StochasticRun):
+        raise TypeError(f"Invalid run: {type(run).__name__} (must be a StochasticRun)")
+    if not isinstance(pred, torch.Tensor) or pred.shape != run.mc.msd.shape:
+        raise ValueError(f"Invalid pred: must be a tensor of shape {tuple(run.mc.msd.shape)}")
+    allowance = (run.disc - run.pred).abs()
+    return float((((run.mc.msd - pred.to(run.mc.msd.device)).abs() - allowance) / run.mc.se)[1:].max())
+
+
+def _median_rank_z(samples: torch.Tensor, predicted: torch.Tensor, slack: float) -> torch.Tensor:
+    """How far ``predicted`` (±``slack``) sits from the sample median, in rank standard deviations √n/2.
+
+    Under the hypothesis that ``predicted`` is the population median, #{X < p} ~ Binomial(n, ½): the statistic
+    max(#{X < p − slack} − n/2, n/2 − #{X ≤ p + slack}) / (√n/2) exceeds z with probability ≤ P(|N(0,1)| > z)
+    (normal approximation, n = 256), whatever the distribution of X. 0 or negative: p is inside.
+    """
+    n = samples.shape[0]
+    below = (samples < predicted - slack).sum(0).to(torch.float64)
+    upto = (samples <= predicted + slack).sum(0).to(torch.float64)
+    return torch.maximum(below - n / 2, n / 2 - upto) / (math.sqrt(n) / 2)
+
+
+def _strictly(med: torch.Tensor, axis: int, falling: bool) -> bool:
+    a = med.movedim(axis, 0)
+    return bool((a[1:] < a[:-1]).all()) if falling else bool((a[1:] > a[:-1]).all())
+
+
+def seeded_verdicts(seed: int, *, run: StochasticRun | None = None) -> Verdicts:
+    """The chapter's stochastic verdict rows for ``seed`` (``run``: reuse an existing run of that seed)."""
+    seed = validate.integer("seed", seed, 0, 2**62)
+    if run is None:
+        run = _stochastic_run(seed)
+    elif not isinstance(run, StochasticRun) or run.seed != seed:
+        raise ValueError(f"Invalid run: must be a StochasticRun of seed {seed}")
+    mc, v = run.mc, Verdicts("SAM at saddles: stochastic rows", display=False)
+    msd, se = mc.msd[1:], mc.se[1:]  # t = 0 is exact (every path starts at the saddle)
+    dev = mc.t.device
+    rho_all = torch.tensor(MC_RHO, dtype=torch.float64, device=dev).reshape(-1, 1)
+    batch_all = torch.tensor(MC_BATCH, dtype=torch.float64, device=dev)
+    tt = mc.t.reshape(-1, 1, 1)
+
+    # Theorem 2: σ²(t) with the algorithm's drift against Monte Carlo, beyond the SDE's fixed O(η) bias; the
+    # controls are the same statistic for the printed drift, for SGD's drift (ρ ignored) and for no drift.
+    m_var = msd.numel()
+    z_var = z_threshold(1e-3, m_var)
+    sgd = _per_direction(sam_variance, tt, torch.zeros_like(rho_all), batch_all, drift="linear")
+    none = MC_LR * torch.stack([abs(lam) * tt / batch_all + 0 * rho_all for lam in MC_LAM], -1)
+    v.less("Theorem 2's form with the algorithm's drift λ(1+ρλ): max over t, ρ, B, j of "
+           "(|MC − σ²(t)| − SDE bias)/s.e.", theorem2_excess(run, run.pred), z_var, kind="consistency",
+           source="derived",
+           control=[Control("printed drift λ(1+ρλ)²", theorem2_excess(run, run.pred_full)),
+                    Control("SGD's drift λ (ρ ignored)", theorem2_excess(run, sgd)),
+                    Control("no drift (pure diffusion η|λ|t/B)", theorem2_excess(run, none))],
+           basis=f"model: {MC_PATHS} paths per (ρ, B), s.e. of the mean of w²; Bonferroni over m = {m_var} z-scores "
+                 "at false-alarm 1e-3; the allowance is the algorithm's-drift SDE's O(η) bias vs the exact discrete "
+                 "variance, the same for every prediction",
+           note="the drift is derived from the SAM algorithm, not the paper's printed one; the row can fail: each "
+                "control is the same statistic for another drift")
+    z_full = ((msd - run.pred_full[1:]) / se).abs().max()
+    v.greater("Theorem 2 as printed, drift λ(1+ρλ)²: max |MC − σ²(t)|/s.e.", float(z_full), 2 * z_var,
+              kind="differs", source="secondary", paper="σ²(t) with a = λ(1+ρλ)²", tests="thm2",
+              basis=f"model: twice the Bonferroni threshold {z_var:.2f} of the row above",
+              note="contradicts the printed formula: at ρ = 2 > ρ* it predicts escape, the measured variance "
+                   "saturates (the algorithm's drift λ(1+ρλ) changes sign at ρ*)")
+
+    # Corollary 1 (escape direction j = 1): the paired gap Δ_SGD − Δ_SAM
+    gap, gap_se = mc.gap[1:, 1:, :, 1], mc.gap_se[1:, 1:, :, 1]
+    gap_exact = run.disc[1:, :1, :, 1] - run.disc[1:, 1:, :, 1]
+    m_gap = gap.numel()
+    v.less("Corollary 1: max over t, ρ > 0, B of |MC gap − exact discrete gap| / s.e.",
+           float(((gap - gap_exact) / gap_se).abs().max()), z_threshold(1e-3, m_gap), kind="consistency",
+           source="derived", basis=f"model: paired (common-noise) differences over {MC_PATHS} paths; Bonferroni "
+                                   f"over m = {m_gap} at false-alarm 1e-3",
+           note="our exact discrete-time gap, the reference for the two Corollary-1 rows")
+    z_pos = gap[-1] / gap_se[-1]
+    bound = z_threshold(2e-3, z_pos.numel())
+    # control: SGD against SGD (two independent halves of the paths), which has no gap to find
+    w2 = mc.w[-1, :, 0, :, 1].square()  # (paths, B), ρ = 0
+    h = w2.shape[0] // 2
+    a, b = w2[:h], w2[h:2 * h]
+    z_null = (a.mean(0) - b.mean(0)) / torch.sqrt(a.var(0) / h + b.var(0) / h)
+    v.greater("Corollary 1: SGD's escape variance exceeds SAM's at t = 3 (min over ρ > 0, B of gap/s.e.)",
+              float(z_pos.min()), bound, kind="reproduces", source="secondary", tests="cor1",
+              control=Control("SGD vs SGD (independent halves of the paths): min over B of gap/s.e.",
+                              float(z_null.min())),
+              basis="model: one-sided z-test of gap > 0 at false-alarm 1e-3, Bonferroni over the (ρ, B) cells",
+              note="paired differences; the control's gap has mean 0")
+
+    # Corollary 1's constant: ĉ = gap / (η t²|λ|³ρ/B), divided by κ = exact gap / leading term (κ ≈ 0.90 at
+    # k = 10), pooled per path over (ρ, B) so the paths are i.i.d.; exactly 1 for the algorithm's drift.
+    k_idx = COR1_K // MC_EVERY
+    t_s = float(mc.t[k_idx])
+    rho = rho_all[1:]
+    lead = corollary1_gap(t_s, -1.0, rho, MC_LR, batch_all, drift="linear")
+    kappa = gap_exact[k_idx - 1] / lead
+    w2k = mc.w[k_idx, ..., 1].square()  # (paths, R, nB)
+    c_path = ((w2k[:, :1] - w2k[:, 1:]) / (lead * kappa)).mean((1, 2))
+    c_hat, c_se = float(c_path.mean()), float(c_path.std()) / math.sqrt(MC_PATHS)
+    z1 = z_threshold(1e-3, 1)
+    v.between(f"Corollary 1's constant c at t = {t_s:g} (pooled over ρ ∈ {{0.5, 2}}, B ∈ {{1, 8}})", c_hat,
+              1 - z1 * c_se, 1 + z1 * c_se, kind="differs", source="secondary", paper=2, tests="cor1",
+              basis=f"model: CLT band 1 ± {z1:.2f} s.e. (path-level s.e. {c_se:.3f}), false-alarm 1e-3",
+              note=f"contradicts the printed constant 2: the algorithm's drift gives c = 1 (the 2 needs the squared "
+                   f"drift); the discretisation factor κ ∈ [{float(kappa.min()):.3f}, {float(kappa.max()):.3f}] is "
+                   "divided out")
+
+    # Theorem 3's direction; each ordering's control is the same strict-ordering test along the other axis
+    med = run.esc_median
+    v.true("Escape step falls with momentum γ (every B; medians of 256 paths)", _strictly(med, 0, True),
+           kind="reproduces", source="secondary", tests="thm3",
+           measured=f"γ=0: {med[0].tolist()}, γ=0.9: {med[-1].tolist()}",
+           control=Control("the same 'falls' test along B (which the paper says raises it)", _strictly(med, 1, True)),
+           note="the [derived] prediction puts neighbouring γ ≥ 50 % apart; a 256-path median is good to a few %")
+    v.true("Escape step rises with batch size B (every γ)", _strictly(med, 1, False), kind="reproduces",
+           source="secondary", tests="thm3", measured=f"B=1: {med[:, 0].tolist()}, B=256: {med[:, -1].tolist()}",
+           control=Control("the same 'rises' test along γ (which the paper says lowers it)", _strictly(med, 0, False)),
+           note="the [derived] prediction puts neighbouring B ≥ 39 % apart")
+    m_esc = med.numel()
+    zr = _median_rank_z(run.esc, run.esc_pred, 1.0)
+    v.less("Median escape step vs [derived] heavy-ball covariance prediction: max rank-z over (γ, B)",
+           float(zr.max()), z_threshold(1e-3, m_esc), kind="consistency", source="derived",
+           basis=f"model: distribution-free: #paths below the prediction ~ Binomial({ESC_PATHS}, ½) if it is the "
+                 f"median; ±1 step for the integer crossing; Bonferroni over m = {m_esc} at false-alarm 1e-3",
+           note="our own prediction of the escape step, checked against the run")
+    return v
+
+
+def headline(r: Mapping[str, Any], *, seed: int, run: StochasticRun | None = None, display: bool = True
+             ) -> Verdicts:
+    """The chapter's table: the deterministic rows from the results ``r`` (keys :data:`HEADLINE_KEYS`), then the
+    stochastic rows of ``seed`` (:func:`seeded_verdicts`)."""
+    if not isinstance(r, Mapping):
+        raise TypeError(f"Invalid r: {type(r).__name__} (must be a mapping of the chapter's results)")
+    missing = [k for k in HEADLINE_KEYS if k not in r]
+    if missing:
+        raise ValueError(f"Invalid r: missing keys {missing}")
+    v = Verdicts("SAM at saddles (Kim et al.)", display=display, claims=PAPER_CLAIMS)
+    scan, ctrl = r["scan"], r["scan_control"]
+    # ---- reproduces: the paper's claims against simulations, each with a control
+    v.close("Beale: measured capture threshold of unnormalised SAM vs Theorem 1's −1/λ₁ = 4/111", scan.measured,
+            4 / 111, atol=scan.spacing, kind="reproduces", source="secondary", tests="thm1",
+            control=Control("the same scan on 2·Beale (λ₁ = −55.5): measured threshold", ctrl.measured),
+            basis="model: a 25-point ρ grid locates the switch to within one grid step",
+            note="Beale's full polynomial, not its Hessian: an independent check of the linearisation")
+    d_demo_sam, d_demo_gd = float(r["demo_sam"]), float(r["demo_gd"])
+    v.less("Normalised demo (official code, x² − y²): SAM final ‖w − d‖", d_demo_sam, 1e-2, kind="reproduces",
+           source="paper", tests="attractor", control=Control("GD, same start and steps: final ‖w − d‖", d_demo_gd),
+           basis="model: inside the ρ-ball both directions contract by ≥ 2η(ρ/‖w‖ − 1) per step for 500 − t_in steps",
+           note="stuck at the saddle; GD escapes along y")
+    ds, ff = r["d_saddle"], r["f_final"]
+    v.less("Beale ρ ∈ {0.5, 1}: ‖w_T − (0,1)‖ after 10⁵ steps", max(ds[2:]), 1e-3, kind="reproduces",
+           source="paper", tests="attractor",
+           control=[Control("GD (ρ = 0): same distance", ds[0]), Control("ρ = 0.1: same distance", ds[1])],
+           basis="model: a trapped iterate moves ≤ η‖∇ℓ(w^p)‖ ≈ η·27.75ρ ≤ 3.5e-4 per step",
+           note="the official settings")
+    v.close("Beale ρ ∈ {0.5, 1}: f(w_T) (the saddle's 909/64)", max(ff[2:]), 909 / 64, rtol=1e-6,
+            kind="reproduces", source="paper", tests="attractor",
+            control=[Control("GD (ρ = 0): f(w_T)", ff[0]), Control("ρ = 0.1: f(w_T)", ff[1])],
+            basis="model: f − f(d) ≈ ½ wᵀHw ≤ 27.75·(1e-3)²/2", note="the loss stays at the saddle's value")
+    cmin, cmax, flips = r["cos_min"], r["cos_max"], r["flips"]
+
+    def osc(i: int) -> bool:
+        return bool(cmin[i] < -0.9 and cmax[i] > 0.9)
+
+    v.true("Beale stuck (each ρ ≥ 0.5): cos(∇ℓ(w), ∇ℓ(w^p)) swings below −0.9 and above 0.9 (2nd half)",
+           osc(2) and osc(3), kind="reproduces", source="secondary", tests="caseIII",
+           measured=f"[{min(cmin[2:]):+.3f}, {max(cmax[2:]):+.3f}]",
+           control=[Control("ρ = 0.1 (escaping)", osc(1), f"[{cmin[1]:+.3f}, {cmax[1]:+.3f}]"),
+                    Control("GD", osc(0), f"[{cmin[0]:+.3f}, {cmax[0]:+.3f}]")],
+           note="Case III: the cosine reaches −1 and +1")
+    v.greater("Beale stuck (each ρ ≥ 0.5): share of steps the ascent flips side", min(flips[2:]), 0.5,
+              kind="reproduces", source="secondary", tests="caseIII",
+              control=Control("ρ = 0.1 (escaping): same share", flips[1]),
+              basis="model: chaotic (0.89–0.94 under 1e-15 changes of the start); ½ separates it from escaping "
+                    "runs (0)", note="the perturbed point crosses into the other basin")
+    v.less("Beale ρ = 0.1 (escaping): share of steps the ascent flips side", flips[1], 0.01, kind="reproduces",
+           source="secondary", tests="caseIII",
+           control=[Control(f"stuck ρ = {rr}: same share", flips[i]) for i, rr in ((2, 0.5), (3, 1.0))],
+           basis="model: away from the saddle the ascent direction turns slowly (≲ one flip per 100 steps)",
+           note="Case I/II: SAM ≈ GD")
+    v.greater("Beale ρ = 0.1 (escaping): min cos over the 2nd half", cmin[1], 0.9, kind="reproduces",
+              source="secondary", tests="caseIII",
+              control=[Control(f"stuck ρ = {rr}: same min cos", cmin[i]) for i, rr in ((2, 0.5), (3, 1.0))],
+              basis="model: the ascent step ρ moves ∇ℓ by ≤ ρ‖H‖ ≈ 0.1·49 ≪ ‖∇ℓ‖ on the way to the minimum",
+              note="ascent and descent gradients stay aligned")
+    arr = list(r["arrival"])
+    stuck_in = bool(min(r["d_min_final"][2:]) <= r["stop_radius"])
+    v.true("Beale GD and ρ = 0.1 reach the code's stop radius 0.15 of (3, ½) within 5·10⁵ steps",
+           all(a > 0 for a in arr), kind="reproduces", source="secondary", tests="attractor",
+           measured=f"steps {arr}",
+           control=Control("ρ ∈ {0.5, 1}: within 0.15 of (3, ½) at step 10⁵", stuck_in,
+                           f"distance {min(r['d_min_final'][2:]):.2f}"),
+           note="GD converges to the minimum (the stuck runs sit at the saddle, 3 away)")
+
+    # ---- consistency: our algebra and code
+    v.true("sympy: one SAM step on λw²/2 multiplies w by 1 − ηλ(1+ρλ); the SAM objective's by 1 − ηλ(1+ρλ)²",
+           bool(r["sympy_linear_map"]), kind="consistency", source="derived",
+           note="the two drifts the chapter tells apart")
+    v.true("sympy: Theorem 2's σ²(t) solves the OU moment ODE with a = λ(1+ρλ)²", bool(r["sympy_ou"]),
+           kind="consistency", source="secondary", note="the printed formula is self-consistent for its drift")
+    v.true("sympy: Theorem 3 at γ = 0 reduces to Theorem 2", bool(r["sympy_thm3"]), kind="consistency",
+           source="secondary", note="as transcribed by the notes")
+    v.close("Beale Hessian at (0,1): torch autograd eigenvalue λ₁ vs sympy's −111/4", r["hessian_eig"],
+            r["hessian_eig_sympy"], atol=1e-12, kind="consistency", source="derived",
+            basis="model: float64 rounding of a degree-8 polynomial's second derivatives (~1e-14)",
+            note="autograd of the torch polynomial vs exact sympy differentiation")
+    v.close("Beale f(0,1): torch vs sympy's 909/64", r["f01"], r["f01_sympy"], rtol=1e-15, kind="consistency",
+            source="derived", basis="model: exact binary fractions; float64 rounding only",
+            note="the test function is the paper's")
+    v.less("Beale fast path vs batched torch path: max |Δw| over the first 500 steps, 4 cells", r["parity"], 1e-12,
+           kind="consistency", source="derived",
+           basis="model: same update, another evaluation order: last-bit rounding (~1e-16 per step × 500)",
+           note="compared before ρ = 1 reaches the saddle (≈ step 600), where the flipping dynamics amplify any "
+                "rounding difference")
+    v.close("Normalised demo: GD final y vs y₀(1+2η)^T", r["gd_final_y"], r["gd_y_exact"], rtol=1e-12,
+            kind="consistency", source="derived", basis="model: 500 float64 multiplications, rounding ≤ 500 ulp",
+            note="GD on a quadratic is exactly geometric")
+    v.less("x²−y²: max |measured y_{t+1}/y_t − (1 − ηλ(1+ρλ))| over 10 ρ", r["factor_err"], 1e-12,
+           kind="consistency", source="derived", basis="model: the map is exactly linear on a quadratic; float64 "
+                                                       "rounding ~1e-16",
+           note="the simulator implements the linearised map Theorem 1 is about")
+    v.true("x²−y²: escape exactly for ρ < ρ* = 0.5 (the algebra of Theorem 1 on a quadratic)",
+           bool(r["escape_rule"]), kind="consistency", source="derived",
+           note="on a quadratic the growth factor 1 − ηλ(1+ρλ) decides it exactly; Beale above is the test")
+    v.extend(seeded_verdicts(seed, run=run))
+    return v
