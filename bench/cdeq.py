@@ -3,14 +3,15 @@
     python bench/cdeq.py                 # 20 warm repeats (≈ 1–2 min on a 2-core CPU, training included)
     python bench/cdeq.py --repeats 5     # a shorter run on a loaded machine
 
-One run of the chapter's experiment (seed 0: teacher, student) at one torch thread. On two input sets — the 397 test
-images and 4096 inputs tiled from them — it times C-DEQ at NFE 1, 2 and 4 ("refine": jump, then Picard steps of f),
-Picard, torchdeq's Anderson and Broyden at the least NFE (on a grid) whose mean relative error ‖ẑ − z*‖/‖z*‖ on the
-test set matches C-DEQ's at NFE 1, and the exact solve (one LU solve). Methods are interleaved round-robin (one call
-of each per round, after one warm call each); medians of the calling thread's CPU time (one thread: torch computes
-on it, so other processes do not inflate it) and of the wall clock. Reported: ms, the time ratio to C-DEQ at NFE 1,
-and the NFE ratio — how much of the NFE saving survives once a student call, which costs far more arithmetic than one
-call of this tiny f, is timed. Writes bench/results/cdeq.json with the machine and its load average.
+One run of the chapter's experiment (seed 0, digits teacher: teacher, student) at one torch thread. On two input
+sets — the 397 test images and 4096 inputs tiled from them — it times C-DEQ at NFE 1, 2 and 4 ("refine": jump, then
+Picard steps of f), Picard, Anderson and Broyden (theorybook.cdeq.solvers) at the least NFE — counted exactly, every
+NFE from 1 — whose mean relative error ‖ẑ − z*‖/‖z*‖ on the test set matches C-DEQ's at NFE 1, and the exact solve
+(one LU solve). Methods are interleaved round-robin (one call of each per round, after one warm call each); medians
+of the calling thread's CPU time (one thread: torch computes on it, so other processes do not inflate it) and of the
+wall clock. Reported: ms, the time ratio to C-DEQ at NFE 1, and the NFE ratio — how much of the NFE saving survives
+once a student call, which costs far more arithmetic than one call of this tiny f, is timed. Writes
+bench/results/cdeq.json with the machine and its load average.
 """
 
 from __future__ import annotations
@@ -26,10 +27,7 @@ import time
 import torch
 from _machine import machine_info  # bench/ is on sys.path when a bench script runs
 
-from theorybook.cdeq import cdeq_infer, run_experiment, solve
-from theorybook.cdeq.experiment import rel_error
-
-GRID = tuple(range(1, 33)) + (40, 48, 64, 80, 96, 112, 128, 160, 192, 256)
+from theorybook.cdeq import cdeq_infer, nfe_to_match, rel_error, run_experiment, solve
 
 
 def parse(argv=None):
@@ -40,17 +38,12 @@ def parse(argv=None):
     return ap.parse_args(argv)
 
 
-def least_nfe(teacher, x, zs, method: str, target: float) -> tuple[int, float]:
-    """Least NFE on GRID with mean relative error ≤ target (−1 and the last error if none)."""
-    lo = {"anderson": 3, "broyden": 2}.get(method, 1)
-    e = float("nan")
-    for n in GRID:
-        if n < lo or (method == "broyden" and n > 128):
-            continue
-        e = float(rel_error(solve(teacher, x, n, method).z, zs).mean())
-        if e <= target:
-            return n, e
-    return -1, e
+def least_nfe(run, method: str, target: float) -> tuple[int, float]:
+    """Least NFE (exact: the curves hold every NFE from 1) with mean relative error ≤ target, and that error
+    (−1 and the last error if none)."""
+    c = run.curves[method]
+    n = nfe_to_match(c, target)
+    return n, float(c.rel_error[n - 1] if n > 0 else c.rel_error[-1])
 
 
 def interleaved(plan: dict, reps: int) -> tuple[dict[str, float], dict[str, float]]:
@@ -81,7 +74,7 @@ def main(argv=None) -> int:
     with torch.no_grad():
         zs_test = teacher.fixed_point(x_test)
         e1 = float(rel_error(cdeq_infer(student, x_test, 1), zs_test).mean())
-        match = {m: least_nfe(teacher, x_test, zs_test, m, e1) for m in ("picard", "anderson", "broyden")}
+        match = {m: least_nfe(run, m, e1) for m in ("picard", "anderson", "broyden")}
     print(f"C-DEQ 1-NFE relative error {e1:.4f}; NFE to match: "
           + ", ".join(f"{m} {n} ({e:.4f})" for m, (n, e) in match.items()))
     reps = x_test.repeat((args.tiled + x_test.shape[0] - 1) // x_test.shape[0], 1)[: args.tiled]
