@@ -11,10 +11,18 @@ when ``_static/vendor/`` has not been filled by ``scripts/vendor.sh`` (``make ve
 sphinx-thebe 0.3 also writes ``const THEBE_JS_URL = "https://unpkg.com/thebe@0.8.2/..."`` into every page; it
 is rewritten to the vendored thebe so that no page names a CDN (``live.js`` replaces sphinx-thebe's loader),
 and the second copy Jupyter Book's double registration adds (a console SyntaxError) is dropped.
+
+Static explorers: for the duration of the build it sets ``THEORYBOOK_STATIC_PANELS=1`` (unless already set, e.g.
+to ``0`` to turn them off), which the kernels that execute the chapters inherit, so that
+``theorybook.widgets.live_panel`` precomputes every panel for the static HTML; ``_static/static-panels.js`` (loaded
+on every page, like every non-vendor ``_static/*.js``) makes them explorable. Other headless kernels (nbmake,
+``tests/test_chapters.py``, which share the execution cache) precompute by default too; a kernel of a Jupyter
+server (JupyterLab, ``make live``) builds the live panel only (``theorybook.widgets._static_enabled``).
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from sphinx.application import Sphinx
@@ -29,6 +37,10 @@ REQUIRED = (
     "thebe/index.js",
 )
 
+
+STATIC_ENV = "THEORYBOOK_STATIC_PANELS"  # read by theorybook.widgets.live_panel
+STATIC_JS = "static-panels.js"
+_saved_env: list[str | None] = []
 
 # _static scripts that must run before require.js and the widget manager (Sphinx's default priority is 500).
 EARLY = {"offline-widgets.js": 200}
@@ -48,6 +60,10 @@ def _config_inited(app: Sphinx, config: Config) -> None:
         for e in _drop_vendor(config.html_js_files)
     ]
     config.html_css_files = _drop_vendor(config.html_css_files)
+    if (Path(app.confdir) / "_static" / STATIC_JS).is_file() and STATIC_JS not in map(_name, config.html_js_files):
+        config.html_js_files.append(STATIC_JS)  # Jupyter Book adds it; a plain Sphinx build must too
+    _saved_env.append(os.environ.get(STATIC_ENV))
+    os.environ.setdefault(STATIC_ENV, "1")
     vendor = Path(app.confdir) / "_static" / "vendor"
     missing = [p for p in REQUIRED if not (vendor / p).is_file()]
     if missing:
@@ -77,7 +93,18 @@ def _page_context(app: Sphinx, pagename: str, templatename: str, context: dict, 
     context["script_files"] = rewritten
 
 
+def _build_finished(app: Sphinx, exception) -> None:
+    if not _saved_env:
+        return
+    old = _saved_env.pop()
+    if old is None:
+        os.environ.pop(STATIC_ENV, None)
+    else:
+        os.environ[STATIC_ENV] = old
+
+
 def setup(app: Sphinx) -> dict:
     app.connect("config-inited", _config_inited)
+    app.connect("build-finished", _build_finished)
     app.connect("html-page-context", _page_context)
     return {"version": "0.1", "parallel_read_safe": True, "parallel_write_safe": True}

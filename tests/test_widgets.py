@@ -6,6 +6,8 @@ import matplotlib
 
 matplotlib.use("Agg")
 
+import json  # noqa: E402
+
 import ipywidgets as w  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
@@ -34,3 +36,203 @@ def test_panel_draws_and_redraws_and_survives_errors():
 def test_unknown_row_name_rejected():
     with pytest.raises(ValueError, match="Invalid rows"):
         live_panel({"a": w.FloatSlider()}, _render, rows=[["b"]])
+
+
+# ---------------------------------------------------------------------------- the static explorer
+
+
+from theorybook.widgets import (  # noqa: E402
+    MAX_STATES,
+    StaticExplorer,
+    control_values,
+    derive_states,
+    precompute,
+)
+
+
+def _render2(a: float, b: int = 1, mode: str = "x"):
+    if a > 1.5:
+        raise ValueError("a too large")
+    fig, ax = plt.subplots(figsize=(2, 1.5))
+    ax.plot([0, 1], [0, a * b])
+    ax.set_title(mode)
+    return fig, f"a = {a}, b = {b}, mode = {mode}"
+
+
+def _controls():
+    return {
+        "a": w.FloatSlider(value=0.5, min=0.0, max=2.0, step=0.1),
+        "b": w.IntSlider(value=3, min=1, max=9),
+        "mode": w.Dropdown(options=["x", "y", "z"], value="y"),
+        "lr": w.FloatLogSlider(value=1e-3, base=10, min=-5, max=0, step=0.25),
+        "stage": w.SelectionSlider(options=[("one", 1), ("two", 2), ("three", 3), ("four", 4), ("five", 5),
+                                            ("six", 6), ("seven", 7)], value=2),
+        "flag": w.Checkbox(value=False),
+    }
+
+
+def test_control_values_cover_the_range_and_keep_the_default():
+    c = _controls()
+    a = control_values("a", c["a"])
+    assert a.values[0] == 0.0 and a.values[-1] == 2.0 and len(a.values) == 5
+    assert a.values[a.default] == 0.5
+    b = control_values("b", c["b"])
+    assert b.values[0] == 1 and b.values[-1] == 9 and b.values[b.default] == 3
+    assert all(isinstance(v, int) for v in b.values)
+    lr = control_values("lr", c["lr"])
+    assert lr.values[0] == pytest.approx(1e-5) and lr.values[-1] == pytest.approx(1.0)
+    assert lr.values[lr.default] == 1e-3 and lr.kind == "range"
+    mode = control_values("mode", c["mode"])
+    assert mode.values == ["x", "y", "z"] and mode.default == 1 and mode.kind == "select"
+    stage = control_values("stage", c["stage"])
+    assert len(stage.values) == 5 and stage.values[0] == 1 and stage.values[-1] == 7
+    assert stage.values[stage.default] == 2 and stage.labels[stage.default] == "two"
+    flag = control_values("flag", c["flag"])
+    assert flag.values == [False, True] and flag.default == 0
+    fixed = control_values("a", c["a"], live_only=True)
+    assert fixed.values == [0.5] and fixed.live_only
+
+
+def test_derive_states_default_first_product_of_primary_one_at_a_time_rest():
+    c = _controls()
+    axes = [control_values(n, c[n]) for n in ("a", "b", "mode")]
+    states = derive_states(axes, primary=("a", "b"), max_states=1000)
+    default = tuple(x.default for x in axes)
+    assert states[0] == default
+    assert len(states) == len(set(states))
+    # the full product of the two primary controls, the third at its default
+    assert {(s[0], s[1]) for s in states if s[2] == default[2]} == {(i, j) for i in range(5) for j in range(5)}
+    # the third moves one at a time only
+    assert {s[2] for s in states} == {0, 1, 2}
+    assert all(s[:2] == default[:2] for s in states if s[2] != default[2])
+    assert len(states) == 25 + 2
+    # round-robin: the first moves reach both ends of every control
+    first = states[1:1 + 3]
+    assert [sum(x != d for x, d in zip(s, default, strict=True)) for s in first] == [1, 1, 1]
+
+
+def test_cap_on_states():
+    c = _controls()
+    axes = [control_values(n, c[n], n=9) for n in c]  # 9 × 9 product + one at a time > 64
+    states = derive_states(axes, primary=("a", "b"))
+    assert len(states) == MAX_STATES
+    assert len(derive_states(axes, primary=("a", "b"), max_states=10)) == 10
+    # every control still moves within the first few states
+    moved = {i for s in states[:12] for i, (x, a) in enumerate(zip(s, axes, strict=True)) if x != a.default}
+    assert moved == set(range(len(axes)))
+
+
+def test_precompute_stores_failing_setting_as_status_and_payload_is_consistent():
+    c = {"a": w.FloatSlider(value=0.5, min=0.0, max=2.0, step=0.5), "b": w.IntSlider(value=1, min=1, max=2)}
+    ex = precompute(c, _render2, ["a", "b"], time_budget_s=None)
+    assert isinstance(ex, StaticExplorer)
+    assert ex.states[0] == (ex.axes[0].default, ex.axes[1].default)
+    assert len(ex.states) == 5 * 2  # a: 0, .5, 1, 1.5, 2; b: 1, 2 — full product of the primary pair
+    bad = [i for i in range(len(ex.states)) if ex.values(i)["a"] > 1.5]
+    assert bad and ex.failed == len(bad)
+    for i in bad:
+        assert ex.statuses[i] == "cannot run this setting: a too large" and ex.frame_of[i] == -1
+    for i in set(range(len(ex.states))) - set(bad):
+        v = ex.values(i)
+        assert ex.statuses[i] == f"a = {v['a']}, b = {v['b']}, mode = x"
+        assert ex.frames[ex.frame_of[i]].startswith("data:image/")
+    assert plt.get_fignums() == []  # every frame's figure is closed
+    p = ex.payload()
+    assert [x["name"] for x in p["controls"]] == ["a", "b"]
+    assert p["controls"][0]["labels"] == [f"{v:.2f}" for v in (0, 0.5, 1, 1.5, 2)]
+    assert len(p["states"]) == len(ex.states)
+    keys = [tuple(s["v"]) for s in p["states"]]
+    assert len(set(keys)) == len(keys)
+    assert all(-1 <= s["frame"] < len(p["frames"]) for s in p["states"])
+    page = ex.html()
+    assert 'class="tb-static-panel"' in page and 'aria-live="polite"' in page
+    assert 'alt="a = 0.5, b = 1, mode = x"' in page
+    data = page.split('class="tb-static-data">', 1)[1].rsplit("</script>", 1)[0]
+    assert json.loads(data) == json.loads(json.dumps(p))
+
+
+def test_precompute_budgets_and_explicit_states_and_live_only():
+    c = _controls()
+    ex = precompute(c, _render2, list(c), time_budget_s=0.0)  # budget spent after the first state
+    assert len(ex.states) == 1 and "time budget" in ex.skipped_reason and "time budget" in ex.note()
+    assert all(len(a.values) == 1 for a in ex.axes)  # only values some computed state has are offered
+    ex = precompute(c, _render2, list(c), states=[{"a": 1.0}, {"a": 1.0, "mode": "z"}], time_budget_s=None)
+    assert [ex.values(i)["a"] for i in range(len(ex.states))] == [0.5, 1.0, 1.0]
+    assert ex.values(2)["mode"] == "z"
+    with pytest.raises(ValueError, match="Invalid states"):
+        precompute(c, _render2, list(c), states=[{"nope": 1}])
+    ex = precompute(c, _render2, list(c), live_only=("a",), max_states=6, time_budget_s=None)
+    assert len(ex.states) == 6 and ex.axes[0].values == [0.5] and ex.payload()["controls"][0]["liveOnly"]
+    with pytest.raises(ValueError, match="Invalid primary"):
+        precompute(c, _render2, list(c), primary=("a", "nope"))
+
+
+def test_live_panel_static_switch(monkeypatch):
+    monkeypatch.delenv("THEORYBOOK_STATIC_PANELS", raising=False)
+    a = w.FloatSlider(value=0.5, min=0, max=2, step=0.5)
+    assert live_panel({"a": a}, _render).static is None  # Jupyter, make live: the live panel only
+    monkeypatch.setenv("THEORYBOOK_STATIC_PANELS", "1")  # the book build
+    panel = live_panel({"a": a}, _render)
+    assert panel.static is not None and len(panel.static.states) == 5
+    assert panel.status.value == "<b>a = 0.5</b>"  # the live panel is unchanged
+    assert live_panel({"a": a}, _render, static=False).static is None
+
+
+def test_static_default_on_in_headless_kernels_off_under_a_jupyter_server(monkeypatch):
+    import IPython
+
+    from theorybook import widgets as tw
+
+    class ZMQInteractiveShell:  # what ipykernel's shell is called; nbclient, nbmake and Jupyter all run one
+        pass
+
+    for var in (tw.STATIC_ENV, "JUPYTER_TOKEN", "JPY_SESSION_NAME", "JPY_PARENT_PID"):
+        monkeypatch.delenv(var, raising=False)
+    assert tw._static_enabled(None) is False  # a plain Python process: tests, benches
+    monkeypatch.setattr(IPython, "get_ipython", lambda: ZMQInteractiveShell())
+    assert tw._static_enabled(None) is True  # jupyter-book / jupyter-cache / nbmake executing a chapter
+    monkeypatch.setenv("JUPYTER_TOKEN", "0" * 48)  # make live's server (scripts/live.py) runs the kernel
+    assert tw._static_enabled(None) is False
+    monkeypatch.delenv("JUPYTER_TOKEN")
+    monkeypatch.setenv("JPY_SESSION_NAME", "book/x.md")  # JupyterLab / Notebook sessions
+    assert tw._static_enabled(None) is False
+    monkeypatch.setenv(tw.STATIC_ENV, "1")  # the explicit switch wins
+    assert tw._static_enabled(None) is True
+    monkeypatch.setenv(tw.STATIC_ENV, "0")
+    monkeypatch.delenv("JPY_SESSION_NAME")
+    assert tw._static_enabled(None) is False
+    assert tw._static_enabled(True) is True
+
+
+def test_payload_cannot_close_its_script_tag():
+    def render(a: float):
+        fig, _ = plt.subplots(figsize=(1, 1))
+        return fig, f"</script><img src=x onerror=alert(1)> a = {a}"
+
+    ex = precompute({"a": w.FloatSlider(value=0.0, min=0.0, max=1.0, step=0.5)}, render, time_budget_s=None)
+    page = ex.html()
+    assert page.count("</script>") == 1 and page.count("<img") == 1  # the frame; the status is escaped
+    data = page.split('class="tb-static-data">', 1)[1].rsplit("</script>", 1)[0]
+    assert json.loads(data)["states"][0]["status"].startswith("</script><img src=x")
+
+
+def test_explorer_text_repr_is_short():
+    ex = precompute({"a": w.FloatSlider(value=0.5, min=0, max=1, step=0.5)}, _render, time_budget_s=None)
+    assert repr(ex).startswith("<StaticExplorer: 3 of 3 planned states") and len(repr(ex)) < 120
+
+
+def test_precompute_runs_on_one_torch_thread_and_restores_it():
+    torch = pytest.importorskip("torch")
+    seen = []
+
+    def render(a: float):
+        seen.append(torch.get_num_threads())
+        return plt.figure(figsize=(1, 1)), f"a = {a}"
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        precompute({"a": w.FloatSlider(value=0.0, min=0.0, max=1.0, step=0.5)}, render, time_budget_s=None)
+        assert seen == [1, 1, 1] and torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
