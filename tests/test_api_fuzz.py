@@ -34,8 +34,20 @@ from hypothesis import strategies as st
 
 import theorybook
 
-os.environ.setdefault("THEORYBOOK_MAX_BYTES", str(512 * 1024**2))
 os.environ.setdefault("MPLBACKEND", "Agg")
+FUZZ_MAX_BYTES = str(512 * 1024**2)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _small_allocation_budget():
+    """A low allocation cap for this module's calls only (a process-wide one would cap later test files too)."""
+    old = os.environ.get("THEORYBOOK_MAX_BYTES")
+    os.environ.setdefault("THEORYBOOK_MAX_BYTES", FUZZ_MAX_BYTES)
+    yield
+    if old is None:
+        os.environ.pop("THEORYBOOK_MAX_BYTES", None)
+    else:
+        os.environ["THEORYBOOK_MAX_BYTES"] = old
 
 CALL_LIMIT_S = 20  # generous: a loaded 2-core machine; a missing size guard on 1e12 takes far longer
 HUGE = 10**12
