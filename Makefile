@@ -76,7 +76,14 @@ test-browser: $(STAMP) $(BUILT)
 live: $(STAMP) vendor
 	$(BIN)/python scripts/live.py
 
-bench: $(STAMP)
+# The peers bench/ compares against (the `bench` extra: JAX, cvxpy, ...) are installed first, into the same .venv; a
+# bench whose peer still cannot run fails, saying so (bench/run_all.py), instead of printing a table without it.
+BENCH_STAMP := $(VENV)/.installed-bench
+$(BENCH_STAMP): $(STAMP) pyproject.toml
+	$(BIN)/python -m pip install --quiet -e ".[bench]"
+	touch $(BENCH_STAMP)
+
+bench: $(BENCH_STAMP)
 	$(BIN)/python bench/run_all.py
 
 lint: $(STAMP)

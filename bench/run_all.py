@@ -1,4 +1,7 @@
-"""`make bench`: run every benchmark script in bench/ in turn, side by side tables printed by each."""
+"""`make bench`: run every benchmark script in bench/ in turn, side by side tables printed by each.
+
+Exit status 1 when any script exits non-zero (missed target, failure) — including exit status 2, a peer row that
+cannot run (e.g. bench/sweep.py without JAX): never a silent skip."""
 
 from __future__ import annotations
 
@@ -21,10 +24,13 @@ def main() -> int:
         if not path.exists():
             continue
         print(f"\n=== bench/{name}", flush=True)
-        if subprocess.run([sys.executable, str(path)], cwd=BENCH.parent).returncode != 0:
+        rc = subprocess.run([sys.executable, str(path)], cwd=BENCH.parent).returncode
+        if rc == 2:  # bench convention: 2 = a peer row cannot run (its message says what to install)
+            failed.append(f"{name} (a peer it compares against cannot run: pip install -e '.[bench]')")
+        elif rc != 0:
             failed.append(name)
     if failed:
-        print(f"\nbenchmarks that missed their target or failed: {', '.join(failed)}")
+        print(f"\nbenchmarks that missed their target, failed or could not run a peer: {', '.join(failed)}")
     return 1 if failed else 0
 
 

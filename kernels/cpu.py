@@ -22,6 +22,7 @@ import os
 import warnings
 from collections.abc import Callable
 
+import numpy as np
 import torch
 
 __all__ = ["MIN_CELL_STEPS", "cpu_fused_available", "cpu_poly_sweep", "cpu_sam_sweep", "poly_sweep_cpu_fused",
@@ -36,7 +37,10 @@ _failed = False
 
 #: Cells advanced in lockstep by one thread: the innermost loop runs over a block's cells, branch-free, so the
 #: compiler vectorises it (SIMD across cells, as jax.vmap does); blocks are spread over threads with prange.
-BLOCK = 64
+#: 256 cells × 12 state/constant arrays ≈ 25 KB stay in a 48 KB L1; measured on the Adam sweep (bench/sweep.py),
+#: 64 to 512 are within noise of each other, 256 at the top (a block's size does not bound the overlap of the
+#: divider work: the out-of-order window does).
+BLOCK = 256
 
 
 def cpu_fused_available() -> bool:
@@ -55,17 +59,21 @@ def _build(method: int, kint: int):
 
     Both are compile-time constants of the closure, so the step has no branch on them; x^(k−1) for an integer
     degree is unrolled repeated squaring.
+
+    The loop per block of :data:`BLOCK` cells (the innermost loop, branch-free, vectorised by LLVM across cells):
+
+    * the state is x, m, v and g² (``gg``: the floor test of the next step and the v-update share it);
+    * ``torch.lerp(a, b, w)`` is ``base + c·(b − a)`` with the per-cell ``base`` (a if |w| < ½ else b) and
+      ``c`` (w, or −(1 − w)) chosen once before the loop: bitwise the same two formulas, no per-step test;
+    * the reductions are kept on the *raw* loss y = x·g = x^k (one multiply): L = f(y) = y/k is monotone, so
+      min/max commute with it and f is applied once at the end; the threshold test f(y) ≤ thr is the exact
+      equivalent y ≤ T (T found once on the host, :func:`_raw_threshold`);
+    * min over t ≥ 1 is one ``minpd`` (the running value is never NaN, a NaN y loses the comparison); the
+      first-below step is a count of the steps whose running minimum is still above T (no per-lane branch:
+      first = count + 1 once the minimum has crossed); the tail maximum is a second loop over the tail steps
+      with one ``maxpd`` more.
     """
     from numba import njit, prange
-
-    @njit(inline="always")
-    def lerp(a, b, w, one):
-        # torch.lerp: a + w (b − a) for |w| < ½, else b − (b − a)(1 − w); ``one`` carries the cell dtype so that
-        # float32 cells stay float32 (a float64 literal would promote the arithmetic). Both sides are computed
-        # and one is selected, so the loop stays branch-free.
-        lo = a + w * (b - a)
-        hi = b - (b - a) * (one - w)
-        return lo if abs(w) < 0.5 else hi
 
     if kint > 0:
         e_g = kint - 1
@@ -82,17 +90,21 @@ def _build(method: int, kint: int):
                 e >>= 1
             return r
 
+        @njit(inline="always")
+        def raw(x, g, kf_i):
+            return x * g  # x^k = x · x^(k−1)
+
         if kint & (kint - 1) == 0:
             inv_k = 1.0 / kint  # a power of two: multiplying by 2^-j rounds exactly as dividing by 2^j
 
             @njit(inline="always")
-            def lossf(x, g, kf_i, kd):
-                return (x * g) * (kd * 0 + inv_k)  # x^k = x · x^(k−1); kd·0 + c keeps the cell dtype
+            def fin(y, kf_i, kd):
+                return y * (kd * 0 + inv_k)  # kd·0 + c keeps the cell dtype
         else:
 
             @njit(inline="always")
-            def lossf(x, g, kf_i, kd):
-                return (x * g) / kd  # x^k = x · x^(k−1)
+            def fin(y, kf_i, kd):
+                return y / kd
     else:
 
         @njit(inline="always")
@@ -100,18 +112,64 @@ def _build(method: int, kint: int):
             return x ** (kf_i - one)
 
         @njit(inline="always")
-        def lossf(x, g, kf_i, kd):
+        def raw(x, g, kf_i):
             return x**kf_i / kf_i
+
+        @njit(inline="always")
+        def fin(y, kf_i, kd):
+            return y
 
     moments = method != 0
 
+    @njit(inline="always")
+    def step1(xj, gj, mj, vj, qj, eta, c1, s1, c2, s2, kj, one, cut):
+        # one step of one cell on scalars: (x, g, m, v, g²) → the same after the update
+        if method == 0:
+            xj = xj - eta * gj
+            gj = grad(xj, kj, one)
+        elif method == 1:
+            xj = xj - eta * mj
+            gj = grad(xj, kj, one)
+            mj = (mj if s1 else gj) + c1 * (gj - mj)
+        else:
+            mo = mj if method == 3 else gj
+            moved = xj - eta * mo * (one / math.sqrt(vj))
+            xj = xj if qj < cut else moved
+            gj = grad(xj, kj, one)
+            if method == 3:
+                mj = (mj if s1 else gj) + c1 * (gj - mj)
+            qj = gj * gj
+            vj = (vj if s2 else qj) + c2 * (qj - vj)
+        return xj, gj, mj, vj, qj
+
+    @njit(inline="always")
+    def reduce1(y, mo, cn, to, thr_raw, in_tail):
+        mo = y if y < mo else mo
+        cn += 1 if mo > thr_raw else 0
+        if in_tail:
+            to = y if y > to else to
+        return mo, cn, to
+
+    @njit(inline="always")
+    def advance(x, g, m, v, gg, eta, c1, s1, c2, s2, kfb, kd, one, cut, thr_raw, mt, cnt, tm, nb, nsteps, in_tail):
+        for _ in range(nsteps):
+            for j in range(nb):
+                kj = kfb[j] if kint == 0 else kd
+                xj, gj, mj, vj, qj = step1(x[j], g[j], m[j], v[j], gg[j], eta[j], c1[j], s1[j], c2[j], s2[j], kj, one,
+                                           cut)
+                x[j], g[j], m[j], v[j], gg[j] = xj, gj, mj, vj, qj
+                mt[j], cnt[j], tm[j] = reduce1(raw(xj, gj, kj), mt[j], cnt[j], tm[j], thr_raw, in_tail)
+
     @njit(parallel=True, fastmath=False, nogil=True, error_model="numpy")
-    def sweep(x0, kf, lr, w1, w2, consts, steps, thr, use_thr, tail_from, cut, final, minl, first, tailmax):
+    def sweep(x0, kf, lr, w1, w2, consts, steps, thr_raw, use_thr, tail_from, cut, final, minl, first, tailmax):
         # w1 = 1 − β₁ (or 1 − β), w2 = 1 − β₂, computed by torch in the cell dtype as the reference does;
-        # consts = (1, k in the cell dtype when one degree serves all cells, −inf)
+        # consts = (1, k in the cell dtype when one degree serves all cells, −inf); thr_raw: see _raw_threshold
         n = x0.shape[0]
         one = consts[0]
         kd = consts[1]
+        ninf = consts[2]
+        half = one / (one + one)
+        n_pre = min(max(tail_from - 1, 0), steps)
         nblocks = (n + BLOCK - 1) // BLOCK
         for blk in prange(nblocks):
             lo = blk * BLOCK
@@ -120,70 +178,104 @@ def _build(method: int, kint: int):
             x = x0[lo:hi].copy()
             kfb = kf[lo:hi].copy() if kint == 0 else kf[:1].copy()
             eta = lr[lo:hi].copy()
-            a1 = w1[lo:hi].copy()
-            a2 = w2[lo:hi].copy()
+            c1 = w1[lo:hi].copy()
+            c2 = w2[lo:hi].copy()
+            s1 = np.empty(nb, dtype=np.bool_)
+            s2 = np.empty(nb, dtype=np.bool_)
             g = x.copy()
             m = x.copy()
             v = x.copy()
-            cur = x.copy()
-            mn = x.copy()
+            gg = x.copy()
+            c0 = x.copy()
+            mt = x.copy()
             tm = x.copy()
-            fb = first[lo:hi]
+            cnt = np.zeros(nb, dtype=np.int64)
             for j in range(nb):
                 kj = kfb[j] if kint == 0 else kd
+                # torch.lerp's two formulas: a + w·(b − a) for |w| < ½, else b − (b − a)(1 − w) = b + (−(1 − w))(b − a)
+                s1[j] = abs(c1[j]) < half
+                c1[j] = c1[j] if s1[j] else -(one - c1[j])
+                s2[j] = abs(c2[j]) < half
+                c2[j] = c2[j] if s2[j] else -(one - c2[j])
                 gj = grad(x[j], kj, one)
                 g[j] = gj
+                gg[j] = gj * gj
                 if moments:
                     m[j] = gj
                     v[j] = gj * gj
                 else:
                     m[j] = one - one
                     v[j] = one - one
-                c = lossf(x[j], gj, kj, kd)
-                cur[j] = c
-                mn[j] = c
-                tm[j] = c if steps == 0 else consts[2]
-                fb[j] = -1
-            for t in range(steps):
-                step = t + 1
-                in_tail = step >= tail_from
-                for j in range(nb):
-                    kj = kfb[j] if kint == 0 else kd
-                    xj = x[j]
-                    gj = g[j]
-                    mj = m[j]
-                    vj = v[j]
-                    if method == 0:
-                        xj = xj - eta[j] * gj
-                        gj = grad(xj, kj, one)
-                    elif method == 1:
-                        xj = xj - eta[j] * mj
-                        gj = grad(xj, kj, one)
-                        mj = lerp(mj, gj, a1[j], one)
-                    else:
-                        moved = xj - eta[j] * mj * (one / math.sqrt(vj))
-                        xj = xj if gj * gj < cut else moved
-                        gj = grad(xj, kj, one)
-                        mj = lerp(mj, gj, a1[j], one) if method == 3 else gj
-                        vj = lerp(vj, gj * gj, a2[j], one)
-                    c = lossf(xj, gj, kj, kd)
-                    x[j] = xj
-                    g[j] = gj
-                    m[j] = mj
-                    v[j] = vj
-                    cur[j] = c
-                    mo = mn[j]
-                    mn[j] = c if (c < mo or mo != mo) and c == c else mo
-                    fb[j] = step if (use_thr and fb[j] < 0 and c <= thr) else fb[j]
-                    if in_tail:
-                        to = tm[j]
-                        tm[j] = c if (c > to or to != to) and c == c else to
-            final[lo:hi] = cur
-            minl[lo:hi] = mn
-            tailmax[lo:hi] = tm
+                c0[j] = fin(raw(x[j], gj, kj), kj, kd)
+                mt[j] = -ninf
+                tm[j] = ninf
+            advance(x, g, m, v, gg, eta, c1, s1, c2, s2, kfb, kd, one, cut, thr_raw, mt, cnt, tm, nb, n_pre, False)
+            advance(x, g, m, v, gg, eta, c1, s1, c2, s2, kfb, kd, one, cut, thr_raw, mt, cnt, tm, nb, steps - n_pre,
+                    True)
+            for j in range(nb):
+                kj = kfb[j] if kint == 0 else kd
+                i = lo + j
+                final[i] = fin(raw(x[j], grad(x[j], kj, one), kj), kj, kd) if steps > 0 else c0[j]
+                mf = fin(mt[j], kj, kd)
+                minl[i] = mf if mf < c0[j] else c0[j]  # fmin(c₀, min over t ≥ 1): neither is NaN
+                tailmax[i] = fin(tm[j], kj, kd) if steps > 0 else c0[j]
+                first[i] = cnt[j] + 1 if (use_thr and mt[j] <= thr_raw) else -1
         return 0
 
     return sweep
+
+
+def _raw_threshold(threshold: float | None, kint: int, kd: float, npdt) -> float:
+    """The largest raw loss y (in the cell dtype) whose loss f(y) passes ``f(y) <= threshold`` (compared as the
+    kernel compares it, in float64): then ``f(y) <= threshold`` ⇔ ``y <= T`` exactly, f being non-decreasing.
+    f(y) = y·2⁻ʲ (k = 2ʲ), y/k (other integer k) or y itself (per-cell degrees). A binary search over the ordered
+    bit patterns; −inf when no threshold is tracked (nothing is ever below)."""
+    import numpy as np
+
+    if threshold is None:
+        return -math.inf
+    dt = np.dtype(npdt)
+    ity = {4: np.int32, 8: np.int64}[dt.itemsize]
+    one = dt.type(1)
+    if kint > 0 and kint & (kint - 1) == 0:
+        inv = dt.type(1.0 / kint)
+
+        def f(y):
+            return y * inv
+    elif kint > 0:
+        kdt = dt.type(kd)
+
+        def f(y):
+            return y / kdt
+    else:
+
+        def f(y):
+            return y * one
+
+    sign = 1 << (8 * dt.itemsize - 1)
+
+    def to_float(key: int):
+        bits = key if key >= 0 else (-key) | sign
+        return np.array([bits - (1 << (8 * dt.itemsize)) if bits >= sign else bits], dtype=ity).view(dt)[0]
+
+    def key_of(y) -> int:
+        bits = int(np.array([y], dtype=dt).view(ity)[0]) % (1 << (8 * dt.itemsize))
+        return -(bits & (sign - 1)) if bits & sign else bits
+
+    def ok(key: int) -> bool:
+        with np.errstate(all="ignore"):
+            return float(f(to_float(key))) <= threshold
+
+    lo, hi = key_of(dt.type(-np.inf)), key_of(dt.type(np.inf))  # ok(lo): f(−inf) = −inf; not ok(hi): thr finite
+    if not ok(lo):
+        return -math.inf
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if ok(mid):
+            lo = mid
+        else:
+            hi = mid
+    return float(to_float(lo))
 
 
 def _get_kernel(method: int, kint: int):
@@ -242,8 +334,9 @@ def poly_sweep_cpu_fused(method: str, kt, x0t: torch.Tensor, hp: tuple[torch.Ten
     from numba.core.errors import NumbaError
 
     try:
-        thr = 0.0 if threshold is None else float(threshold)
-        kern(x0, kf, lr, w1, w2, consts, steps, thr, threshold is not None, tail_from, cut, final, minl, first, tailm)
+        thr_raw = _raw_threshold(threshold, kint, float(kt) if isinstance(kt, int) else 1.0, npdt)
+        kern(x0, kf, lr, w1, w2, consts, steps, thr_raw, threshold is not None, tail_from, cut, final, minl, first,
+             tailm)
     except NumbaError as err:  # the first call compiles: a compiler failure falls back to torch, with a notice
         global _failed
         _failed = True

@@ -155,3 +155,42 @@ def test_sam_dispatch_uses_the_cpu_kernel_only_for_big_sweeps(monkeypatch):
     assert sam_dyn._fused_sam(torch.device("cpu"), 3, 1e8) is None
     monkeypatch.setenv("THEORYBOOK_CPU_FUSED", "0")
     assert sam_dyn._fused_sam(torch.device("cpu"), 2, 1e8) is None
+
+
+# --- the reductions on the raw loss y = x^k: the threshold test f(y) <= thr as y <= T, the first-below count ------
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32], ids=["f64", "f32"])
+@pytest.mark.parametrize("k", [4, 6, 0], ids=["k4", "k6", "per-cell"])
+@pytest.mark.parametrize("thr", [1e-3, 0.37, 5e-320, -1.0, 0.0, 1e300])
+def test_raw_threshold_is_exact(dtype, k, thr):
+    import numpy as np
+
+    npdt = np.float64 if dtype == torch.float64 else np.float32
+    kd = float(k) if k else 1.0
+    t = cpu._raw_threshold(thr, k, kd, npdt)
+
+    def f(y):
+        y = npdt(y)
+        if k and k & (k - 1) == 0:
+            return y * npdt(1.0 / k)
+        return y / npdt(kd) if k else y
+
+    with np.errstate(all="ignore"):
+        tt = npdt(t)
+        assert float(f(tt)) <= thr or tt == -np.inf  # T passes ...
+        up = np.nextafter(tt, npdt(np.inf))
+        assert not float(f(up)) <= thr  # ... and the next value up does not
+    assert cpu._raw_threshold(None, k, kd, npdt) == -float("inf")
+
+
+@pytest.mark.parametrize("k", [4, 6])
+@pytest.mark.parametrize("thr", [0.3, 2.0, 1e-2])
+def test_first_below_count_matches_reference(k, thr):
+    # thresholds that cells cross at different steps (and some never, some at t = 1): the count-based first-below
+    # step must be the reference's step exactly, the tail max and min loss within the tier
+    ref, got = _both("adam", k, torch.float64, threshold=thr, tail=5)
+    assert torch.equal(got.first_below, ref.first_below)
+    assert bool((ref.first_below > 1).any()) and bool((ref.first_below == -1).any())
+    for name in ("min_loss", "tail_max"):
+        assert _close(getattr(got, name), getattr(ref, name), RTOL[torch.float64]), name
