@@ -530,10 +530,10 @@ class Verdicts:
             display(self)
 
     def report(self) -> None:
-        """Show the table (when ``display``), then raise on any failing row — what a chapter calls on a table
-        built by its package's ``verdicts.py``."""
-        if self.display:
-            self.show()
+        """Show the table, then raise on any failing row — what a chapter calls on a table built by its package's
+        ``verdicts.py`` (builders make ``display=False`` tables, so that tests do not print them; ``report`` always
+        shows)."""
+        self.show()
         self.raise_if_failed()
 
     def __enter__(self) -> Verdicts:
