@@ -60,7 +60,7 @@ test: test-unit test-chapters test-browser
 # decoration, and other tests importing the kernel modules first (through the packages) would break that.
 test-unit: $(STAMP)
 	$(BIN)/python -m pytest tests/test_kernels.py -q
-	$(BIN)/python -m pytest tests/ -q -m "not browser and not chapters" --ignore=tests/test_kernels.py
+	$(BIN)/python -m pytest tests/ -q -m "not browser and not chapters and not built" --ignore=tests/test_kernels.py
 
 # Every chapter executed as a test, through the same execution cache as `make book` (each chapter runs once until it
 # or what it imports changes); `pytest --nbmake book/` still executes them all afresh, on its own.
@@ -70,7 +70,7 @@ test-chapters: $(STAMP)
 # Against the built book (rebuilt first if any source is newer); skips (saying how to enable) without
 # Chromium unless CI is set.
 test-browser: $(STAMP) $(BUILT)
-	$(BIN)/python -m pytest -m browser tests/test_site.py -q -rs
+	$(BIN)/python -m pytest -m "browser or built" tests/test_site.py tests/test_verdict_rules.py -q -rs
 
 # Rebuilds first if the book is older than its sources; Ctrl-C stops both servers.
 live: $(STAMP) vendor

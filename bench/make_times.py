@@ -61,6 +61,8 @@ def main(argv: list[str] | None = None) -> int:
     head = subprocess.check_output(["git", "rev-parse", "HEAD"], cwd=ROOT, text=True).strip()
     if not (work / ".git").exists():
         subprocess.check_call(["git", "clone", "-q", str(ROOT), str(work)])
+    else:
+        subprocess.check_call(["git", "fetch", "-q", str(ROOT), "main"], cwd=work)
     subprocess.check_call(["git", "checkout", "-q", head], cwd=work)
     logs = work / "_timing_logs"
     logs.mkdir(exist_ok=True)

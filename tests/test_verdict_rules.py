@@ -2,7 +2,7 @@
 
 Walks (1) every chapter package's ``verdicts.py`` — its ``PAPER_CLAIMS``, its ``deterministic_verdicts()`` and
 ``seeded_verdicts(seed)`` builders — and (2) the executed claims ledger (``_build/html/ledger.json``, written by
-``make book``), so a row that reaches a reader can be neither a reproduction without a failing control, nor a
+``make book``; this test is marked ``built`` and runs in ``make test-browser``, after the build), so a row that reaches a reader can be neither a reproduction without a failing control, nor a
 ``reproduces``/``differs`` row on a claim of our own, nor a ``differs`` row the paper's value would pass, nor a
 tolerance without provenance. It also checks that a chapter's rows live in its ``verdicts.py`` (no chapter
 builds a table inline) and that pilot seeds stay disjoint from chapter and robustness seeds.
@@ -121,6 +121,7 @@ def _ledger() -> dict:
     return json.loads(LEDGER.read_text())
 
 
+@pytest.mark.built
 def test_executed_ledger_obeys_the_rules():
     led = _ledger()
     docs = {c["doc"].rsplit("/", 1)[-1]: c for c in led["chapters"]}
