@@ -190,7 +190,8 @@ def _render(app: Sphinx, fromdoc: str) -> str:
         f"({total['differs']} rows); {total['consistency']} consistency checks of our own code, algebra and "
         f"reconstructions. Of the papers' {total['abstract']} abstract-level claims, {total['abstract_tested']} are "
         f"tested; {total['claims_quoted']} claims are only quoted"
-        + (f" and {total['claims_untested']} are declared but not yet tested" if total["claims_untested"] else "")
+        + (f" and {total['claims_untested']} {'is' if total['claims_untested'] == 1 else 'are'} declared but not "
+           f"yet tested" if total["claims_untested"] else "")
         + f". {total['rows'] - total['fails']} of {total['rows']} rows hold.</p>")
     out.append("<table class='ledger-summary'><thead><tr><th>chapter</th><th>paper claims reproduced</th>"
                "<th>differ</th><th>abstract claims tested</th><th>only quoted</th><th>reproduction rows</th>"
