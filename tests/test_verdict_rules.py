@@ -2,10 +2,11 @@
 
 Walks (1) every chapter package's ``verdicts.py`` — its ``PAPER_CLAIMS``, its ``deterministic_verdicts()`` and
 ``seeded_verdicts(seed)`` builders — and (2) the executed claims ledger (``_build/html/ledger.json``, written by
-``make book``; this test is marked ``built`` and runs in ``make test-browser``, after the build), so a row that reaches a reader can be neither a reproduction without a failing control, nor a
-``reproduces``/``differs`` row on a claim of our own, nor a ``differs`` row the paper's value would pass, nor a
-tolerance without provenance. It also checks that a chapter's rows live in its ``verdicts.py`` (no chapter
-builds a table inline) and that pilot seeds stay disjoint from chapter and robustness seeds.
+``make book``; this test is marked ``built`` and runs in ``make test-browser``, after the build), so a row
+that reaches a reader can be neither a reproduction without a failing control, nor a ``reproduces``/``differs``
+row on a claim of our own, nor a ``differs`` row the paper's value would pass, nor a tolerance without
+provenance. It also checks that a chapter's rows live in its ``verdicts.py`` (no chapter builds a table inline)
+and that pilot seeds stay disjoint from chapter and robustness seeds.
 """
 
 from __future__ import annotations
@@ -14,32 +15,23 @@ import importlib
 import json
 import os
 import re
+import sys
 from pathlib import Path
 
 import pytest
 import verdict_runs
-import yaml
 
 from theorybook.check import PILOT_SEEDS, PaperClaim, Verdicts, rule_violations
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+import chapter_cache  # noqa: E402
+
 LEDGER = ROOT / "_build" / "html" / "ledger.json"
 ROBUSTNESS_SEEDS = verdict_runs.ROBUSTNESS_SEEDS
 
 
-def _chapters() -> list[tuple[str, Path]]:
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
-    out = []
-    for part in toc["parts"]:
-        for ch in part["chapters"]:
-            f = ch["file"]
-            if re.search(r"(^|/)(references|appendix)[^/]*$", f):
-                continue
-            out.append((f.rsplit("/", 1)[-1], ROOT / f"{f}.md"))
-    return out
-
-
-CHAPTERS = _chapters()
+CHAPTERS = [(p.stem, p) for p in chapter_cache.chapters(ROOT)]  # the _toc.yml chapters, back matter excluded
 SLUGS = [s for s, _ in CHAPTERS]
 
 
