@@ -71,6 +71,34 @@ def _finish(Zt, a, W_hist, rec, batch_shape, W, hit, r) -> Trajectory:
                       inside.reshape(shp + (-1,)))
 
 
+def _descend(a: np.ndarray, W: np.ndarray, T: int, size, step) -> tuple:
+    """The loop SAM and GD share: ``T`` steps of ``W ← step(W, g, m)`` with ``g = ∇F̂(W) = a ⊙ min(W, 0)`` and
+    ``m = size(g)`` (a (B, 1) measure of g that is 0 exactly at the method's fixed points), recording ``W`` at
+    :func:`_record_times`; ``hit`` is each run's first step with ``m = 0``, and the loop stops once every run has
+    one. Returns ``(history, record times, W, hit)``."""
+    rec = _record_times(T)
+    rec_list = list(rec)
+    hist: list[np.ndarray] = []
+    hit = np.full(W.shape[0], -1, dtype=np.int64)
+    j = 0
+    for t in range(T + 1):
+        while j < len(rec_list) and rec_list[j] == t:
+            hist.append(W.copy())
+            j += 1
+        g = a * np.minimum(W, 0.0)
+        m = size(g)
+        hit = np.where((hit < 0) & (m[:, 0] == 0), t, hit)
+        if t == T:
+            break
+        if not bool((m > 0).any()):  # every run is at a fixed point
+            while j < len(rec_list):
+                hist.append(W.copy())
+                j += 1
+            break
+        W = step(W, g, m)
+    return hist, rec, W, hit
+
+
 def sa_gd(Z: Any, w0: Any, lr: float = 1.0, rho: float = 0.0078125, steps: int = 2**15) -> Trajectory:
     """SA-GD: gradient descent on ``F̂_ρ(w) = max_{‖v‖≤ρ} F̂(w + v)`` with the exact inner maximum,
 
@@ -129,27 +157,12 @@ def sam(Z: Any, w0: Any, lr: float = 1.0, rho: float = 0.0078125, steps: int = 2
     stops early (the rest of the trajectory is constant). Batched over the leading dimensions of ``w0``."""
     with one_thread("cpu"):  # small tensors: a second thread only adds synchronisation
         Zt, a, W, batch_shape, eta, r, T = _dynamics_args(Z, w0, lr, rho, steps)
-    rec = _record_times(T)
-    rec_list = list(rec)
-    hist: list[np.ndarray] = []
-    hit = np.full(W.shape[0], -1, dtype=np.int64)
-    j = 0
-    for t in range(T + 1):
-        while j < len(rec_list) and rec_list[j] == t:
-            hist.append(W.copy())
-            j += 1
-        g = a * np.minimum(W, 0.0)
-        gn = np.linalg.norm(g, axis=-1, keepdims=True)
-        hit = np.where((hit < 0) & (gn[:, 0] == 0), t, hit)
-        if t == T:
-            break
-        if not bool((gn > 0).any()):  # every run is at a fixed point
-            while j < len(rec_list):
-                hist.append(W.copy())
-                j += 1
-            break
+
+    def step(W: np.ndarray, g: np.ndarray, gn: np.ndarray) -> np.ndarray:
         v = np.where(gn > 0, r * g / np.where(gn > 0, gn, 1.0), 0.0)
-        W = W - eta * a * np.minimum(W + v, 0.0)
+        return W - eta * a * np.minimum(W + v, 0.0)
+
+    hist, rec, W, hit = _descend(a, W, T, lambda g: np.linalg.norm(g, axis=-1, keepdims=True), step)
     return _finish(Zt, a, hist, rec, batch_shape, W, hit, r)
 
 
@@ -237,26 +250,7 @@ def gd(Z: Any, w0: Any, lr: float = 1.0, steps: int = 2**15) -> Trajectory:
     with one_thread("cpu"):
         Zt, a, W, batch_shape, eta, _, T = _dynamics_args(Z, w0, lr, 1.0, steps)
     r = chapter_rho(int(Zt.shape[-1]))
-    rec = _record_times(T)
-    rec_list = list(rec)
-    hist: list[np.ndarray] = []
-    hit = np.full(W.shape[0], -1, dtype=np.int64)
-    j = 0
-    for t in range(T + 1):
-        while j < len(rec_list) and rec_list[j] == t:
-            hist.append(W.copy())
-            j += 1
-        g = a * np.minimum(W, 0.0)
-        moving = np.abs(g).max(-1) > 0
-        hit = np.where((hit < 0) & ~moving, t, hit)
-        if t == T:
-            break
-        if not bool(moving.any()):
-            while j < len(rec_list):
-                hist.append(W.copy())
-                j += 1
-            break
-        W = W - eta * g
+    hist, rec, W, hit = _descend(a, W, T, lambda g: np.abs(g).max(-1, keepdims=True), lambda W, g, m: W - eta * g)
     return _finish(Zt, a, hist, rec, batch_shape, W, hit, r)
 
 
