@@ -15,16 +15,16 @@ import sys
 import time
 from pathlib import Path
 
-import yaml
-
 ROOT = Path(__file__).resolve().parents[1]
 LIMIT_S = 60.0
 
 
 def chapters() -> list[str]:
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
-    files = [c["file"] for part in toc["parts"] for c in part["chapters"]]
-    return [f"{f}.md" for f in files if not f.endswith(("references", "appendix_ledger"))]
+    """The chapters of ``_toc.yml`` (back matter excluded), as ``scripts/chapter_cache.py`` lists them."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from chapter_cache import chapters as toc_chapters
+
+    return [str(p.relative_to(ROOT)) for p in toc_chapters(ROOT)]
 
 
 def time_chapter(path: str) -> tuple[float, bool]:
