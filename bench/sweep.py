@@ -25,14 +25,15 @@ fused loop's op count (:data:`ADAM_OPS`: read off ``kernels/cpu.py``) gives at t
 over its peak, the largest of them — and every CPU row is printed as a fraction of it. No row may exceed 1.0 (the
 run fails if one does: the model would be wrong).
 
-What limits the fused loop (noted in the JSON): the divider. One IEEE division and one square root per
-cell-step (1/√v: the same IEEE operations as torch's ``rsqrt`` on CPU) occupy the
-shared divide/square-root unit longer than the ~20 other vector ops occupy the four FP pipes, and each step's
-chain v → √v → 1/√v → x → g → v is ~60 cycles long, so the out-of-order window (not the number of cells in a
-block) bounds how many cells' divider work overlaps. About half the cells end near the float floor (final loss
-< 1e-200 in 47 % of them), where g² and v approach the subnormal range, whose arithmetic may take a slow path
-the microbenchmarks do not have (a suspicion, not measured). An estimate-plus-Newton reciprocal square root
-would move the work to the FMA pipes but is no longer the reference's rounding; it is not used.
+What limits the fused loop (noted in the JSON): the divider and the vector pipes, about equally. One IEEE
+division and one square root per cell-step (1/√v: the same IEEE operations as torch's ``rsqrt`` on CPU) occupy the
+divide/square-root unit about as long as the loop's ~32 other vector operations (multiplies, adds, compares,
+selects of the floor rule) occupy the FP pipes, and which one binds depends on the run. Two things held the loop at
+a third of this roofline before and were fixed in ``kernels/cpu.py``: every operation after 1/√v waited for it
+(now r = 1/√v is computed one step ahead, so nothing waits for the divider), and cells at the float floor computed
+on values near the subnormal range (slow-path arithmetic; frozen cells now compute on 1). A third, 4 KiB aliasing
+between the block's arrays, is avoided by their padded row stride. An estimate-plus-Newton reciprocal square root
+would move the divider work to the FMA pipes but is no longer the reference's rounding; it is not used.
 
 The per-configuration loops are far too slow to run on the whole grid: they are timed on a subset of
 configurations (spread over the grid) and their rate is extrapolated to the grid; the table says so. The
@@ -214,15 +215,17 @@ def jax_sweep_fn(k: int, steps: int, threshold: float, tail: int):
 #: Work per Adam cell-step (k = 4, threshold tracked) as kernels/cpu.py's loop executes it, per cell (one SIMD lane);
 #: read off the loop body (``advance``, method 3) and checked against its vectorised assembly. ``tail`` ops run on
 #: the tail steps only (weighted by the tail's share of the steps).
-ADAM_OPS = {
-    "div": 1,        # 1/√v (IEEE, as torch's rsqrt: no estimate)
+ADAM_OPS = {  # counted in the compiled inner loop's assembly (AVX-512, k = 4, float64), one cell-step per lane
+    "div": 1,        # 1/√v (IEEE, as torch's rsqrt: no estimate), for the next step
     "sqrt": 1,       # √v
-    "mul": 8,        # η·m, ·(1/√v), x·x, x·x², c₁·(g − m), g·g, c₂·(g² − v), y = x·g (the raw loss x⁴)
+    "mul": 9,        # η·m, ·(1/√v), 1·x, x·x, x·x², c₁·(g − m), g·g, c₂·(g² − v), y = x·g (the raw loss x⁴)
     "add": 5,        # x − …, g − m, base + …, g² − v, base + …
-    "cmp": 2,        # g² < cut (floor rule), running min > T (first-below count)
-    "select": 3,     # floor freeze, the two lerp bases (a or b, fixed per cell)
+    "cmp": 7,        # g² < cut and its complement (floor rule), g² < cut for the next 1/√v, y < min, min > T,
+                     # and the two per-cell lerp-branch flags (vptestnmb)
+    "select": 8,     # a frozen cell's x, v, m and 1/√v inputs set to 1, its y to NaN, its x and g² kept;
+                     # the two lerp bases (a or b, fixed per cell)
     "minmax": 1,     # running min of y (one minpd: NaN loses)
-    "int": 1,        # first-below count += 1
+    "int": 2,        # first-below count += 1 (mask to vector, subtract)
     "tail_minmax": 1,  # running max of y, tail steps only
 }
 
@@ -317,14 +320,14 @@ def roofline(rates: dict[str, float], tail_share: float) -> dict:
             "seconds_per_cell_step": bound, "limit": limit, "cell_steps_per_s": 1.0 / bound[limit]}
 
 
-LIMITS = ("the divide/square-root unit: one IEEE division and one square root per cell-step (1/sqrt(v), as "
-          "torch's rsqrt on CPU) against ~20 other vector ops on four FP pipes; each step's chain "
-          "v -> sqrt -> 1/sqrt -> x -> g -> v is ~60 cycles, so the out-of-order window bounds how many cells' "
-          "divider work overlaps (a bigger block does not help: measured flat from 64 to 512 cells); 47 % of the "
-          "cells end near the float floor, where g^2 and v approach the subnormal range (a possible slow path the "
-          "microbenchmarks do not have; not measured); an estimate + Newton rsqrt would use the FMA pipes instead "
-          "but is not the reference's rounding (not used). Isolated, one thread: 1.3e9 cell-steps/s against a "
-          "2.6e9 pair rate (0.5)")
+LIMITS = ("the divide/square-root unit and the vector pipes, about equally: one IEEE division and one square "
+          "root per cell-step (1/sqrt(v), as torch's rsqrt on CPU) against ~32 other vector ops (mul, add, cmp, "
+          "select) on the FP pipes; which one binds depends on the run's measured rates. Fixed in kernels/cpu.py: "
+          "1/sqrt(v) is computed one step ahead, so no operation waits for the divider (before: the scheduler "
+          "filled with operations stalled behind it, 0.34 of the roofline); frozen cells at the float floor "
+          "compute on 1, not on subnormal-range values (a slow path: 27 % per cell-step on this grid); the block's "
+          "arrays have a padded row stride (no 4 KiB aliasing). Not used: an estimate + Newton rsqrt (not the "
+          "reference's rounding)")
 
 
 def peers_missing() -> list[str]:

@@ -37,10 +37,14 @@ _failed = False
 
 #: Cells advanced in lockstep by one thread: the innermost loop runs over a block's cells, branch-free, so the
 #: compiler vectorises it (SIMD across cells, as jax.vmap does); blocks are spread over threads with prange.
-#: 256 cells × 12 state/constant arrays ≈ 25 KB stay in a 48 KB L1; measured on the Adam sweep (bench/sweep.py),
-#: 64 to 512 are within noise of each other, 256 at the top (a block's size does not bound the overlap of the
-#: divider work: the out-of-order window does).
-BLOCK = 256
+#: 128 cells × 12 state/constant arrays ≈ 16 KB stay in L1; measured on the Adam sweep (single thread, best of 15,
+#: bench grid): 128, 256 and 512 within 5 % of each other; 128 gives two threads 512 blocks to share.
+BLOCK = 128
+#: A block's arrays are rows of one buffer with this row length (elements): the row stride (1344 B in float64) is
+#: not a multiple of 4 KiB, so a store to one array and a load from another at the same index do not alias in the
+#: low 12 address bits, which the core's memory disambiguation compares (a false dependency that stalled the loop:
+#: 1.39e9 → 1.57e9 cell-steps/s on one thread, measured).
+ROW = BLOCK + 40
 
 
 def cpu_fused_available() -> bool:
@@ -62,7 +66,16 @@ def _build(method: int, kint: int):
 
     The loop per block of :data:`BLOCK` cells (the innermost loop, branch-free, vectorised by LLVM across cells):
 
-    * the state is x, m, v and g² (``gg``: the floor test of the next step and the v-update share it);
+    * the state is x, m, v, g² (``gg``: the floor test of the next step and the v-update share it) and, for
+      RMSProp and Adam, r = 1/√v for the *next* step, computed at the end of this one (same operands, same two
+      IEEE operations as computing it at the start of the next step): no operation of a step waits for the
+      divider, so the out-of-order core does not fill its scheduler with operations stalled behind a square root
+      and a division (~20 cycles each), which bounded the loop at a third of the roofline before;
+    * a cell at the float floor (g² < cut) is frozen for good (the reference keeps its x, so g and g² stay); its
+      lanes compute on 1 instead of on m, v near the subnormal range (slow-path arithmetic: measured 27 % slower
+      per cell-step on the bench grid, where 47 % of the cells reach the floor), and its y is NaN, which both
+      reductions skip: its y is the previous step's, already counted, except before step 1 and before the
+      tail's first step, where ``seed_frozen`` adds it once;
     * ``torch.lerp(a, b, w)`` is ``base + c·(b − a)`` with the per-cell ``base`` (a if |w| < ½ else b) and
       ``c`` (w, or −(1 − w)) chosen once before the loop: bitwise the same two formulas, no per-step test;
     * the reductions are kept on the *raw* loss y = x·g = x^k (one multiply): L = f(y) = y/k is monotone, so
@@ -122,28 +135,44 @@ def _build(method: int, kint: int):
     moments = method != 0
 
     @njit(inline="always")
-    def step1(xj, gj, mj, vj, qj, eta, c1, s1, c2, s2, kj, one, cut):
-        # one step of one cell on scalars: (x, g, m, v, g²) → the same after the update
+    def step1(xj, gj, mj, vj, qj, rj, eta, c1, s1, c2, s2, kj, one, cut, nan):
+        # one step of one cell on scalars: (x, g, m, v, g²) → the same after the update, and the raw loss y
+        # (NaN for a frozen cell: the reductions skip it, see below)
         if method == 0:
             xj = xj - eta * gj
             gj = grad(xj, kj, one)
+            y = raw(xj, gj, kj)
         elif method == 1:
             xj = xj - eta * mj
             gj = grad(xj, kj, one)
             mj = (mj if s1 else gj) + c1 * (gj - mj)
+            y = raw(xj, gj, kj)
         else:
-            mo = mj if method == 3 else gj
-            moved = xj - eta * mo * (one / math.sqrt(vj))
-            xj = xj if qj < cut else moved
-            gj = grad(xj, kj, one)
+            # At the floor (g² < cut) the reference keeps x, so g and g² stay as they are: the cell is frozen for
+            # good, and its m and v are never read again (they are not outputs). Its lanes compute on 1 instead
+            # of on values near the subnormal range, whose arithmetic takes a slow path (measured: a sweep with
+            # 47 % of its cells at the floor ran 27 % slower per cell-step than one with none). A live cell's
+            # operations are the reference's, in its order.
+            frozen = qj < cut
+            xa = one if frozen else xj
+            va = one if frozen else vj
+            mo = one if frozen else (mj if method == 3 else gj)
+            moved = xa - eta * mo * rj  # rj = rsq(v, g²): 1/√v, or 1/√1 for a frozen cell
+            ga = grad(moved, kj, one)
             if method == 3:
-                mj = (mj if s1 else gj) + c1 * (gj - mj)
-            qj = gj * gj
-            vj = (vj if s2 else qj) + c2 * (qj - vj)
-        return xj, gj, mj, vj, qj
+                ma = one if frozen else mj
+                mj = (ma if s1 else ga) + c1 * (ga - ma)
+            qa = ga * ga
+            vj = (va if s2 else qa) + c2 * (qa - va)
+            y = nan if frozen else raw(moved, ga, kj)
+            xj = xj if frozen else moved
+            gj = gj if frozen else ga
+            qj = qj if frozen else qa
+        return xj, gj, mj, vj, qj, y
 
     @njit(inline="always")
     def reduce1(y, mo, cn, to, thr_raw, in_tail):
+        # a NaN y (a frozen cell) loses both comparisons: its y is the previous step's, already counted
         mo = y if y < mo else mo
         cn += 1 if mo > thr_raw else 0
         if in_tail:
@@ -151,14 +180,44 @@ def _build(method: int, kint: int):
         return mo, cn, to
 
     @njit(inline="always")
-    def advance(x, g, m, v, gg, eta, c1, s1, c2, s2, kfb, kd, one, cut, thr_raw, mt, cnt, tm, nb, nsteps, in_tail):
+    def rsq(vj, qj, one, cut):
+        # the divider's work of a step: 1/√v as the reference's rsqrt (two IEEE operations); 1 for a frozen cell
+        return one / math.sqrt(one if qj < cut else vj)
+
+    @njit(inline="always")
+    def body(j, x, g, m, v, gg, r, eta, c1, s1, c2, s2, kfb, kd, one, cut, nan, thr_raw, mt, cnt, tm, in_tail):
+        kj = kfb[j] if kint == 0 else kd
+        xj, gj, mj, vj, qj, y = step1(x[j], g[j], m[j], v[j], gg[j], r[j], eta[j], c1[j], s1[j], c2[j], s2[j], kj,
+                                      one, cut, nan)
+        x[j], m[j], v[j], gg[j] = xj, mj, vj, qj
+        if method >= 2:
+            # the next step's divider work, started now: nothing in this step waits for it (see _build)
+            r[j] = rsq(vj, qj, one, cut)
+        if method != 3:  # Adam never reads g back (it recomputes it from x): one store less
+            g[j] = gj
+        mt[j], cnt[j], tm[j] = reduce1(y, mt[j], cnt[j], tm[j], thr_raw, in_tail)
+
+    @njit(inline="always")
+    def advance(x, g, m, v, gg, r, eta, c1, s1, c2, s2, kfb, kd, one, cut, nan, thr_raw, mt, cnt, tm, nb, nsteps,
+                in_tail):
         for _ in range(nsteps):
             for j in range(nb):
-                kj = kfb[j] if kint == 0 else kd
-                xj, gj, mj, vj, qj = step1(x[j], g[j], m[j], v[j], gg[j], eta[j], c1[j], s1[j], c2[j], s2[j], kj, one,
-                                           cut)
-                x[j], g[j], m[j], v[j], gg[j] = xj, gj, mj, vj, qj
-                mt[j], cnt[j], tm[j] = reduce1(raw(xj, gj, kj), mt[j], cnt[j], tm[j], thr_raw, in_tail)
+                body(j, x, g, m, v, gg, r, eta, c1, s1, c2, s2, kfb, kd, one, cut, nan, thr_raw, mt, cnt, tm,
+                     in_tail)
+
+    @njit(inline="always")
+    def seed_frozen(x, gg, kfb, kd, one, cut, acc, nb, take_max):
+        # a cell frozen before a reduction starts contributes its (constant) y to it here, once: at step 1 (the
+        # running minimum) or at the tail's first step (the tail maximum), where its NaN y is skipped
+        if method >= 2:
+            for j in range(nb):
+                if gg[j] < cut:
+                    kj = kfb[j] if kint == 0 else kd
+                    y = raw(x[j], grad(x[j], kj, one), kj)
+                    if take_max:
+                        acc[j] = y if y > acc[j] else acc[j]
+                    else:
+                        acc[j] = y if y < acc[j] else acc[j]
 
     @njit(parallel=True, fastmath=False, nogil=True, error_model="numpy")
     def sweep(x0, kf, lr, w1, w2, consts, steps, thr_raw, use_thr, tail_from, cut, final, minl, first, tailmax):
@@ -169,26 +228,24 @@ def _build(method: int, kint: int):
         kd = consts[1]
         ninf = consts[2]
         half = one / (one + one)
+        nan = ninf - ninf  # NaN in the cell dtype
         n_pre = min(max(tail_from - 1, 0), steps)
         nblocks = (n + BLOCK - 1) // BLOCK
         for blk in prange(nblocks):
             lo = blk * BLOCK
             hi = min(lo + BLOCK, n)
             nb = hi - lo
-            x = x0[lo:hi].copy()
+            buf = np.empty((12, ROW), dtype=x0.dtype)  # see ROW
+            x, eta, c1, c2, g, m = buf[0, :nb], buf[1, :nb], buf[2, :nb], buf[3, :nb], buf[4, :nb], buf[5, :nb]
+            v, gg, c0, mt, tm = buf[6, :nb], buf[7, :nb], buf[8, :nb], buf[9, :nb], buf[10, :nb]
+            r = buf[11, :nb]
+            x[:] = x0[lo:hi]
             kfb = kf[lo:hi].copy() if kint == 0 else kf[:1].copy()
-            eta = lr[lo:hi].copy()
-            c1 = w1[lo:hi].copy()
-            c2 = w2[lo:hi].copy()
+            eta[:] = lr[lo:hi]
+            c1[:] = w1[lo:hi]
+            c2[:] = w2[lo:hi]
             s1 = np.empty(nb, dtype=np.bool_)
             s2 = np.empty(nb, dtype=np.bool_)
-            g = x.copy()
-            m = x.copy()
-            v = x.copy()
-            gg = x.copy()
-            c0 = x.copy()
-            mt = x.copy()
-            tm = x.copy()
             cnt = np.zeros(nb, dtype=np.int64)
             for j in range(nb):
                 kj = kfb[j] if kint == 0 else kd
@@ -209,9 +266,16 @@ def _build(method: int, kint: int):
                 c0[j] = fin(raw(x[j], gj, kj), kj, kd)
                 mt[j] = -ninf
                 tm[j] = ninf
-            advance(x, g, m, v, gg, eta, c1, s1, c2, s2, kfb, kd, one, cut, thr_raw, mt, cnt, tm, nb, n_pre, False)
-            advance(x, g, m, v, gg, eta, c1, s1, c2, s2, kfb, kd, one, cut, thr_raw, mt, cnt, tm, nb, steps - n_pre,
-                    True)
+            for j in range(nb):
+                r[j] = rsq(v[j], gg[j], one, cut)
+            if steps > 0:
+                seed_frozen(x, gg, kfb, kd, one, cut, mt, nb, False)
+            advance(x, g, m, v, gg, r, eta, c1, s1, c2, s2, kfb, kd, one, cut, nan, thr_raw, mt, cnt, tm, nb, n_pre,
+                    False)
+            if steps - n_pre > 0:
+                seed_frozen(x, gg, kfb, kd, one, cut, tm, nb, True)
+            advance(x, g, m, v, gg, r, eta, c1, s1, c2, s2, kfb, kd, one, cut, nan, thr_raw, mt, cnt, tm, nb,
+                    steps - n_pre, True)
             for j in range(nb):
                 kj = kfb[j] if kint == 0 else kd
                 i = lo + j

@@ -75,6 +75,30 @@ def test_bitwise_tier_gd_k2(dtype):
         assert bool(((a == b) | (a.isnan() & b.isnan())).all()), name
 
 
+@pytest.mark.parametrize("method", ["rmsprop", "adam"])
+def test_frozen_cells_reductions(method):
+    # Cells at the float floor compute on 1 and report a NaN y that the reductions skip (kernels/cpu.py); their
+    # constant y must still count: frozen before step 1 (x0 = 1e-120: g² underflows, the loss is 0 ≤ threshold,
+    # so the first-below step is 1), and frozen before the tail starts (x0 = 1e-70 reaches the floor within a few
+    # steps at lr = 1; the tail maximum is its constant loss, not −inf).
+    x0 = torch.tensor([1e-120, 1e-70, 1e-60, 0.5, 2.0], dtype=torch.float64)[None, :, None]
+    hp = dict(CASES[method])
+    saved, sweep._fused = sweep._fused, lambda *_a: None
+    try:
+        ref = poly_sweep(method, 4, STEPS, x0=x0, threshold=1e-3, tail=7, device="cpu", **hp)
+    finally:
+        sweep._fused = saved
+    spec = POLY_METHODS[method]
+    ts = torch.broadcast_tensors(*(torch.as_tensor(v, dtype=torch.float64) for v in (4, x0, *(hp[n] for n in
+                                                                                            spec.hparams))))
+    got = cpu.poly_sweep_cpu_fused(method, 4, ts[1].clone(), ts[2:], STEPS, threshold=1e-3, tail=7)
+    assert torch.equal(got.first_below, ref.first_below) and torch.equal(got.diverged, ref.diverged)
+    assert bool((got.first_below[:, 0] == 1).all())
+    for name in ("final_loss", "min_loss", "tail_max"):
+        assert _close(getattr(got, name), getattr(ref, name), RTOL[torch.float64]), name
+    assert bool(torch.isfinite(got.tail_max[:, :2]).all())
+
+
 def test_per_cell_degrees_and_no_threshold():
     k = torch.tensor([2.0, 4.0, 6.0], dtype=torch.float64)[None, None, :]
     ref, got = _both("adam", k, torch.float64, threshold=None, tail=0)
