@@ -8,6 +8,9 @@ TORCH_SPEC ?= torch==2.13.0
 BIN        := $(VENV)/bin
 STAMP      := $(VENV)/.installed
 NBMAKE_TIMEOUT ?= 180
+# Test processes (pytest-xdist): one per core by default; `make test JOBS=0` runs every suite in one process.
+JOBS       ?= $(shell nproc 2>/dev/null || echo 1)
+XDIST      := $(if $(filter 0,$(JOBS)),,-n $(JOBS) --dist worksteal)
 
 .PHONY: venv vendor book test test-unit test-chapters test-browser bench lint live clean help
 
@@ -39,11 +42,13 @@ _static/vendor/VERSIONS.json: package.json package-lock.json scripts/vendor.sh
 	scripts/vendor.sh
 
 # -W -n --keep-going: every warning fails the build. Chapters execute through the cache (execute_notebooks: cache);
-# scripts/chapter_cache.py sync first drops the entry of every chapter whose dependencies changed, so an unchanged
-# chapter is not executed again and a changed one (or one whose src/ package changed) always is.
+# scripts/chapter_cache.py run first drops the entry of every chapter whose dependencies changed, so an unchanged
+# chapter is not executed again and a changed one (or one whose src/ package changed) always is, and executes the
+# chapters without a cached run JOBS at a time (a failing one stops here, with its traceback); the build then
+# executes none.
 book: $(STAMP) vendor
 	mkdir -p _build/html && touch $(BUILT).start
-	$(BIN)/python scripts/chapter_cache.py sync
+	$(BIN)/python scripts/chapter_cache.py run $(if $(filter 0,$(JOBS)),1,$(JOBS))
 	$(BIN)/jupyter-book build . --all -W -n --keep-going
 	mv $(BUILT).start $(BUILT)
 
@@ -59,18 +64,21 @@ test: test-unit test-chapters test-browser
 # The Triton-interpreter parity tests run in their own process: the interpreter must own every @triton.jit
 # decoration, and other tests importing the kernel modules first (through the packages) would break that.
 test-unit: $(STAMP)
-	$(BIN)/python -m pytest tests/test_kernels.py -q
-	$(BIN)/python -m pytest tests/ -q -m "not browser and not chapters and not built" --ignore=tests/test_kernels.py
+	$(BIN)/python -m pytest tests/test_kernels.py -q $(XDIST)
+	$(BIN)/python -m pytest tests/ -q -m "not browser and not chapters and not built" --ignore=tests/test_kernels.py \
+	  $(XDIST)
 
 # Every chapter executed as a test, through the same execution cache as `make book` (each chapter runs once until it
 # or what it imports changes); `pytest --nbmake book/` still executes them all afresh, on its own.
+# With several chapters at once, each kernel gets one intra-op thread (OMP_NUM_THREADS=1): JOBS kernels share the
+# cores instead of each spinning a thread per core.
 test-chapters: $(STAMP)
-	$(BIN)/python -m pytest tests/test_chapters.py -m chapters -q -rA
+	$(if $(XDIST),OMP_NUM_THREADS=1) $(BIN)/python -m pytest tests/test_chapters.py -m chapters -q -rA $(XDIST)
 
 # Against the built book (rebuilt first if any source is newer); skips (saying how to enable) without
 # Chromium unless CI is set.
 test-browser: $(STAMP) $(BUILT)
-	$(BIN)/python -m pytest -m "browser or built" tests/test_site.py tests/test_verdict_rules.py -q -rs
+	$(BIN)/python -m pytest -m "browser or built" tests/test_site.py tests/test_verdict_rules.py -q -rs $(XDIST)
 
 # Rebuilds first if the book is older than its sources; Ctrl-C stops both servers.
 live: $(STAMP) vendor

@@ -15,16 +15,25 @@ that the library a chapter imports changed. This module closes that gap, so a st
   directory exactly as Jupyter Book would and stores the result in the same cache, so the book build that follows
   finds it and does not execute the chapter again.
 
+Several processes may use the cache at once (``make test-chapters`` runs the chapters on every core, pytest-xdist):
+:func:`sync` and each cache write hold an exclusive lock on a file in the cache directory (:func:`_locked`), and the
+fingerprints file is replaced atomically.
+
 ``pytest --nbmake book/`` keeps working on its own (``conftest.py``); it neither reads nor writes this cache.
 
-Command line: ``python scripts/chapter_cache.py sync`` (drop stale entries, print what will re-execute) or
-``python scripts/chapter_cache.py deps book/optimizers/grasp.md`` (list a chapter's dependencies).
+Command line: ``python scripts/chapter_cache.py sync`` (drop stale entries, print what will re-execute),
+``python scripts/chapter_cache.py run [JOBS]`` (sync, then execute every chapter without a valid cached run, JOBS at
+a time: what ``make book`` does before the build) or ``python scripts/chapter_cache.py deps book/optimizers/grasp.md``
+(list a chapter's dependencies).
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
+import os
 import re
 import sys
 import tempfile
@@ -128,6 +137,18 @@ def fingerprint(chapter: Path, root: Path = ROOT) -> str:
     return h.hexdigest()
 
 
+@contextlib.contextmanager
+def _locked(cache_path: Path):
+    """An exclusive lock (``flock``) on ``cache_path/.lock`` for the duration of the block."""
+    cache_path.mkdir(parents=True, exist_ok=True)
+    with open(cache_path / ".lock", "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
 def _cache(cache_path: Path):
     from jupyter_cache import get_cache
 
@@ -152,18 +173,21 @@ def sync(cache_path: Path = CACHE, root: Path = ROOT, only: Iterable[Path] | Non
 
     A chapter with no recorded fingerprint counts as changed (its entries, if any, predate this bookkeeping).
     """
-    cache = _cache(cache_path)
-    stamps = _stamps(cache_path)
-    stale = []
-    for ch in only if only is not None else chapters(root):
-        key = str(Path(ch).relative_to(root))
-        fp = fingerprint(Path(ch), root)
-        if stamps.get(key) != fp:
-            for r in _records_for(cache, Path(ch)):
-                cache.remove_cache(r.pk)
-            stamps[key] = fp
-            stale.append(Path(ch))
-    (cache_path / STAMPS).write_text(json.dumps(stamps, indent=1, sort_keys=True))
+    with _locked(cache_path):
+        cache = _cache(cache_path)
+        stamps = _stamps(cache_path)
+        stale = []
+        for ch in only if only is not None else chapters(root):
+            key = str(Path(ch).relative_to(root))
+            fp = fingerprint(Path(ch), root)
+            if stamps.get(key) != fp:
+                for r in _records_for(cache, Path(ch)):
+                    cache.remove_cache(r.pk)
+                stamps[key] = fp
+                stale.append(Path(ch))
+        tmp = cache_path / (STAMPS + f".{os.getpid()}")
+        tmp.write_text(json.dumps(stamps, indent=1, sort_keys=True))
+        os.replace(tmp, cache_path / STAMPS)
     if not quiet:
         names = ", ".join(str(p.relative_to(root)) for p in stale) or "none"
         print(f"chapter cache: {len(stale)} chapter(s) changed since their cached run, will re-execute: {names}")
@@ -205,21 +229,59 @@ def execute(chapter: Path, cache_path: Path = CACHE, timeout: int = TIMEOUT_S) -
         result = single_nb_execution(nb, cwd=cwd, allow_errors=False, timeout=timeout, meta_override=True)
     if result.err is not None:
         raise RuntimeError(f"{chapter.relative_to(ROOT)} failed:\n{result.exc_string}")
-    cache.cache_notebook_bundle(CacheBundleIn(nb, str(chapter), data={"execution_seconds": result.time}),
-                                check_validity=False, overwrite=True)
+    with _locked(cache_path):
+        cache.cache_notebook_bundle(CacheBundleIn(nb, str(chapter), data={"execution_seconds": result.time}),
+                                    check_validity=False, overwrite=True)
     return "executed", time.perf_counter() - t0
+
+
+def _execute_one(chapter: str) -> tuple[str, str, float]:
+    try:
+        how, seconds = execute(Path(chapter))
+    except RuntimeError as err:
+        return chapter, f"FAILED\n{err}", 0.0
+    return chapter, how, seconds
+
+
+def run_all(jobs: int, cache_path: Path = CACHE) -> int:
+    """Execute every chapter that has no valid cached run, ``jobs`` at a time, into the cache (after :func:`sync`),
+    so that the book build that follows executes none. With ``jobs`` > 1 each kernel gets one intra-op thread
+    (``OMP_NUM_THREADS=1``): the kernels share the cores. Prints one line per chapter; returns the number that
+    failed (their tracebacks printed)."""
+    import concurrent.futures as cf
+    import multiprocessing as mp
+
+    sync(cache_path)
+    todo = [str(ch) for ch in chapters()]
+    if jobs > 1:
+        os.environ["OMP_NUM_THREADS"] = "1"  # inherited by the workers and the kernels they start
+    failed = 0
+    t0 = time.perf_counter()
+    with cf.ProcessPoolExecutor(max(jobs, 1), mp_context=mp.get_context("spawn")) as pool:
+        for chapter, how, seconds in pool.map(_execute_one, todo):
+            name = Path(chapter).relative_to(ROOT)
+            if how.startswith("FAILED"):
+                failed += 1
+                print(f"chapter cache: {name}: {how}", file=sys.stderr)
+            else:
+                print(f"chapter cache: {name}: {how} ({seconds:.1f} s)")
+    print(f"chapter cache: {len(todo)} chapters ready in {time.perf_counter() - t0:.0f} s ({jobs} at a time), "
+          f"{failed} failed")
+    return failed
 
 
 def main(argv: list[str]) -> int:
     if argv[:1] == ["sync"]:
         sync()
         return 0
+    if argv[:1] == ["run"] and len(argv) <= 2:
+        return 1 if run_all(int(argv[1]) if len(argv) == 2 else os.cpu_count() or 1) else 0
     if argv[:1] == ["deps"] and len(argv) == 2:
         for f in dependencies(Path(argv[1]).resolve()):
             print(f.relative_to(ROOT))
         return 0
     print(__doc__.strip().splitlines()[0])
-    print("usage: chapter_cache.py sync | deps CHAPTER.md", file=sys.stderr)
+    print("usage: chapter_cache.py sync | run [JOBS] | deps CHAPTER.md", file=sys.stderr)
     return 2
 
 

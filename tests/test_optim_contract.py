@@ -263,6 +263,7 @@ def test_compiled_training_step_matches_eager(spec, dtype, device):
         step(eager, e_opt)
         fn(compiled, c_opt)
     for (name, a), b in zip(eager.named_parameters(), compiled.parameters(), strict=True):
+        a, b = a.detach(), b.detach()
         gap = float((a.double() - b.double()).abs().max())
         assert gap <= COMPILE_TOL[dtype] * max(1.0, float(a.double().abs().max())), \
             f"{spec.name} {dtype}: compiled {name} differs from eager by {gap:.3g}"

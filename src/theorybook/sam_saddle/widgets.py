@@ -156,7 +156,8 @@ def render(rho: float = 0.5, lr: float = 0.01, normalized: bool = True, momentum
     ax[0].plot([0], [0], "k*", ms=10, label="saddle d")
     if normalized and rho > 0:
         th = np.linspace(0, 2 * np.pi, 100)
-        ax[0].plot(rho * np.cos(th), rho * np.sin(th), "k:", lw=0.8, label="ρ-ball")
+        r = float(rho)  # a 0-d tensor or numpy scalar times an array: a plain float, no __array_wrap__ warning
+        ax[0].plot(r * np.cos(th), r * np.sin(th), "k:", lw=0.8, label="ρ-ball")
     ax[0].set_xlim(-4, 4)
     ax[0].set_ylim(-4, 4)
     label_axes(ax[0], "x", "y", "trajectory on x² − y²")
