@@ -63,17 +63,19 @@ test: test-unit test-chapters test-browser
 
 # The Triton-interpreter parity tests run in their own process: the interpreter must own every @triton.jit
 # decoration, and other tests importing the kernel modules first (through the packages) would break that.
+# With several test processes, each gets one intra-op thread (OMP_NUM_THREADS=1): JOBS processes share the cores
+# instead of each spinning a thread per core.
+ONE_THREAD := $(if $(XDIST),OMP_NUM_THREADS=1)
 test-unit: $(STAMP)
-	$(BIN)/python -m pytest tests/test_kernels.py -q $(XDIST)
-	$(BIN)/python -m pytest tests/ -q -m "not browser and not chapters and not built" --ignore=tests/test_kernels.py \
-	  $(XDIST)
+	$(ONE_THREAD) $(BIN)/python -m pytest tests/test_kernels.py -q $(XDIST)
+	$(ONE_THREAD) $(BIN)/python -m pytest tests/ -q -m "not browser and not chapters and not built" \
+	  --ignore=tests/test_kernels.py $(XDIST)
 
 # Every chapter executed as a test, through the same execution cache as `make book` (each chapter runs once until it
 # or what it imports changes); `pytest --nbmake book/` still executes them all afresh, on its own.
-# With several chapters at once, each kernel gets one intra-op thread (OMP_NUM_THREADS=1): JOBS kernels share the
-# cores instead of each spinning a thread per core.
+# With several chapters at once, each kernel gets one intra-op thread too.
 test-chapters: $(STAMP)
-	$(if $(XDIST),OMP_NUM_THREADS=1) $(BIN)/python -m pytest tests/test_chapters.py -m chapters -q -rA $(XDIST)
+	$(ONE_THREAD) $(BIN)/python -m pytest tests/test_chapters.py -m chapters -q -rA $(XDIST)
 
 # Against the built book (rebuilt first if any source is newer); skips (saying how to enable) without
 # Chromium unless CI is set.
