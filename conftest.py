@@ -73,3 +73,21 @@ def pytest_collect_file(file_path: Path, parent):
     if is_jupytext_chapter(file_path):
         return JupytextNotebookFile.from_parent(parent, path=file_path)
     return None
+
+
+#: The longest tests of each suite (15–125 s each on a 2-core CPU, `--durations`), heaviest first. They run first,
+#: so that under pytest-xdist (`make test`) no worker starts one of them while the others have run out of tests.
+_LONGEST = ("test_seed_robustness.py::test_stochastic_rows_hold_for_unseen_seeds[dash_shampoo]",
+            "test_seed_robustness.py::test_stochastic_rows_hold_for_unseen_seeds[lmo_batch_scaling]",
+            "test_seed_robustness.py::test_stochastic_rows_hold_for_unseen_seeds[",
+            "test_site.py::test_live_slider_reruns_python",
+            "test_chapters.py::test_chapter_executes[adam_degenerate]", "test_chapters.py::test_chapter_executes[cdeq]")
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """Move the longest tests (:data:`_LONGEST`) to the front, in that order; the rest keep theirs."""
+
+    def rank(item) -> int:
+        return next((i for i, key in enumerate(_LONGEST) if key in item.nodeid), len(_LONGEST))
+
+    items.sort(key=rank)  # stable: equal ranks keep the collection order
