@@ -266,8 +266,9 @@ def _build(method: int, kint: int):
                 c0[j] = fin(raw(x[j], gj, kj), kj, kd)
                 mt[j] = -ninf
                 tm[j] = ninf
-            for j in range(nb):
-                r[j] = rsq(v[j], gg[j], one, cut)
+            if method >= 2:  # the first step's divider work (later steps start theirs in body)
+                for j in range(nb):
+                    r[j] = rsq(v[j], gg[j], one, cut)
             if steps > 0:
                 seed_frozen(x, gg, kfb, kd, one, cut, mt, nb, False)
             advance(x, g, m, v, gg, r, eta, c1, s1, c2, s2, kfb, kd, one, cut, nan, thr_raw, mt, cnt, tm, nb, n_pre,

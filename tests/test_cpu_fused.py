@@ -33,15 +33,15 @@ CASES = {
 RTOL = {torch.float64: 1e-9, torch.float32: 5e-2}
 
 
-def _both(method, k, dtype, threshold=1e-3, tail=7):
+def _both(method, k, dtype, threshold=1e-3, tail=7, x0=X0):
     hp = CASES[method]
     saved, sweep._fused = sweep._fused, lambda *_a: None
     try:
-        ref = poly_sweep(method, k, STEPS, x0=X0, threshold=threshold, tail=tail, dtype=dtype, device="cpu", **hp)
+        ref = poly_sweep(method, k, STEPS, x0=x0, threshold=threshold, tail=tail, dtype=dtype, device="cpu", **hp)
     finally:
         sweep._fused = saved
     spec = POLY_METHODS[method]
-    ts = torch.broadcast_tensors(*(torch.as_tensor(v, dtype=dtype) for v in (k, X0, *(hp[n] for n in spec.hparams))))
+    ts = torch.broadcast_tensors(*(torch.as_tensor(v, dtype=dtype) for v in (k, x0, *(hp[n] for n in spec.hparams))))
     kt = k if isinstance(k, int) else ts[0]
     got = cpu.poly_sweep_cpu_fused(method, kt, ts[1].clone(), ts[2:], STEPS, threshold=threshold, tail=tail,
                                    dtype=dtype)
@@ -82,16 +82,7 @@ def test_frozen_cells_reductions(method):
     # so the first-below step is 1), and frozen before the tail starts (x0 = 1e-70 reaches the floor within a few
     # steps at lr = 1; the tail maximum is its constant loss, not −inf).
     x0 = torch.tensor([1e-120, 1e-70, 1e-60, 0.5, 2.0], dtype=torch.float64)[None, :, None]
-    hp = dict(CASES[method])
-    saved, sweep._fused = sweep._fused, lambda *_a: None
-    try:
-        ref = poly_sweep(method, 4, STEPS, x0=x0, threshold=1e-3, tail=7, device="cpu", **hp)
-    finally:
-        sweep._fused = saved
-    spec = POLY_METHODS[method]
-    ts = torch.broadcast_tensors(*(torch.as_tensor(v, dtype=torch.float64) for v in (4, x0, *(hp[n] for n in
-                                                                                            spec.hparams))))
-    got = cpu.poly_sweep_cpu_fused(method, 4, ts[1].clone(), ts[2:], STEPS, threshold=1e-3, tail=7)
+    ref, got = _both(method, 4, torch.float64, x0=x0)
     assert torch.equal(got.first_below, ref.first_below) and torch.equal(got.diverged, ref.diverged)
     assert bool((got.first_below[:, 0] == 1).all())
     for name in ("final_loss", "min_loss", "tail_max"):
