@@ -168,28 +168,13 @@ def sam(Z: Any, w0: Any, lr: float = 1.0, rho: float = 0.0078125, steps: int = 2
 
 class DynamicsStudy(NamedTuple):
     """SA-GD from 0 and SAM from ``−ρ`` on the seen coordinates, on one instance; ``predicted_hit`` is
-    ``Σ_i k_i`` with ``k_i`` the number of SA-GD steps coordinate ``i`` needs (see :func:`predicted_hit`)."""
+    ``Σ_i k_i`` with ``k_i`` the number of SA-GD steps coordinate ``i`` needs (:func:`sagd_steps`)."""
 
     instance: Instance
     rho: float
     sagd: Trajectory
     sam: Trajectory
     predicted_hit: int
-
-
-def _predicted_hit(a: np.ndarray, rho: float, eta: float) -> int:
-    """Steps until SA-GD's ``S_ρ`` first falls to ``10⁻³ S_ρ(0)`` from ``w₀ = 0`` (η ≤ 1): every step before then
-    acts on a coordinate whose score is above the threshold, so the count is ``Σ_i k_i`` with ``k_i`` the least
-    ``k`` such that ``a_i (1 − η a_i)^{2k} ρ² ≤ 10⁻³ ρ² max a`` — counted by repeated multiplication."""
-    thr = 1e-3 * float(a.max()) * rho * rho
-    total = 0
-    for ai in a[a > 0]:
-        gap, k = rho, 0
-        while ai * gap * gap > thr:
-            gap = gap - eta * ai * gap
-            k += 1
-        total += k
-    return total
 
 
 def sagd_sharpness_prediction(a: Any, rho: float, t: Any, lr: float = 1.0) -> np.ndarray:
@@ -240,7 +225,7 @@ def _dynamics(d: int, n: int, seed: int, rho: float | None, steps: int, device: 
     sg = sa_gd(inst.Z, zero, 1.0, r, T)
     w_sam0 = torch.where(inst.seen, torch.full_like(inst.a, -r), zero)
     sm = sam(inst.Z, w_sam0, 1.0, r, T)
-    return DynamicsStudy(inst, r, sg, sm, _predicted_hit(to_numpy(inst.a), r, 1.0))
+    return DynamicsStudy(inst, r, sg, sm, sagd_steps(inst.a))
 
 
 def gd(Z: Any, w0: Any, lr: float = 1.0, steps: int = 2**15) -> Trajectory:
