@@ -65,3 +65,14 @@ def test_line_fits():
     assert loglog_slope(x, 3 * x**-1.5).slope == pytest.approx(-1.5)
     with pytest.raises(ValueError, match="Invalid"):
         line_fit([1.0, 2.0], [1.0, 2.0])
+
+
+def test_no_other_caller_uses_torchs_default_driver():
+    """Every torch least squares in the package and the chapters goes through :func:`theorybook.fit.lstsq`."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    files = [*root.glob("src/theorybook/**/*.py"), *root.glob("book/**/*.md")]
+    offenders = [str(f.relative_to(root)) for f in files
+                 if f.name != "fit.py" and "linalg.lstsq(" in f.read_text(encoding="utf-8")]
+    assert not offenders, f"call theorybook.fit.lstsq instead of torch.linalg.lstsq in: {offenders}"
