@@ -94,13 +94,17 @@ def _labels(y: Any, n: int) -> torch.Tensor:
     return y
 
 
+def _budgets(nfe_max: int, solver_max: int) -> tuple[int, int]:
+    """``(nfe_max, solver_max)`` of :func:`evaluate`, validated (callers check them before training)."""
+    return integer("nfe_max", nfe_max, 2, _MAX_NFE), integer("solver_max", solver_max, 2, 512)
+
+
 def evaluate(teacher: LinearDEQ, student: ConsistencyStudent, x: torch.Tensor, y: torch.Tensor, *,
              nfe_max: int = 512, solver_max: int = 48, rejump_max: int = 16) -> dict[str, Curve]:
     """Accuracy and mean relative error at **every** NFE: Picard and C-DEQ "refine" for 1..``nfe_max``, our
     Anderson and Broyden for 1..``solver_max`` (they converge well before), C-DEQ "re-jump" for 1..``rejump_max``."""
     teacher, student = _teacher(teacher), _student(student)
-    nfe_max = integer("nfe_max", nfe_max, 2, _MAX_NFE)
-    solver_max = integer("solver_max", solver_max, 2, 512)
+    nfe_max, solver_max = _budgets(nfe_max, solver_max)
     rejump_max = integer("rejump_max", rejump_max, 1, 512)
     x = teacher._x(x)
     y = _labels(y, x.shape[0])

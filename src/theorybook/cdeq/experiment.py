@@ -11,7 +11,7 @@ from torch import nn
 
 from ..device import one_thread, resolve_device
 from ..validate import integer, number, one_of
-from .evaluation import Curve, evaluate, from_states, score
+from .evaluation import Curve, _budgets, evaluate, from_states, score
 from .model import (
     ConsistencyStudent,
     ExplicitStudent,
@@ -69,6 +69,7 @@ def run_experiment(seed: int = 0, *, teacher: str = "digits", steps: int = STEPS
     seed = integer("seed", seed, 0)
     one_of("teacher", teacher, TEACHERS)
     gain = number("gain", gain, 0.0, 1e4, low_open=True)
+    nfe_max, solver_max = _budgets(nfe_max, solver_max)  # before any training
     if base is not None and not isinstance(base, LinearDEQ):
         raise TypeError(f"Invalid base: {type(base).__name__} (must be a LinearDEQ or None)")
     if not isinstance(regressor, bool):

@@ -117,12 +117,16 @@ def deterministic_verdicts() -> Verdicts:
     return v
 
 
-def simulation_verdicts(runs: dict[str, SimResult], ablation: SimResult) -> Verdicts:
-    """Rows read off the chapter's runs (``run_methods(seed)``) and the surrogate ablation."""
+def _check_runs(runs: dict[str, SimResult], ablation: SimResult) -> None:
     if not isinstance(runs, dict) or not isinstance(runs.get("sqrt_law"), SimResult):
         raise TypeError("Invalid runs: must be run_methods(...)'s dict with a 'sqrt_law' SimResult")
     if not isinstance(ablation, SimResult):
         raise TypeError(f"Invalid ablation: {type(ablation).__name__} (must be a SimResult)")
+
+
+def simulation_verdicts(runs: dict[str, SimResult], ablation: SimResult) -> Verdicts:
+    """Rows read off the chapter's runs (``run_methods(seed)``) and the surrogate ablation."""
+    _check_runs(runs, ablation)
     sl = runs["sqrt_law"]
     v = Verdicts("GDRO for GRPO — simulation invariants", display=False)
     v.less("Surrogate-loss ablation: Prompt-GDRO's weights stay uniform (max |q_b − 1/B| over runs and steps)",
@@ -195,7 +199,10 @@ def seeded_verdicts(seed: int, runs: dict[str, SimResult] | None = None) -> Verd
 
 
 def headline(runs: dict[str, SimResult], ablation: SimResult, seed: int = 28) -> Verdicts:
-    """The chapter's table: every row above, with ``PAPER_CLAIMS`` (shown by the chapter)."""
+    """The chapter's table: every row above, with ``PAPER_CLAIMS`` (shown by the chapter). The arguments are
+    checked before any row is computed."""
+    _check_runs(runs, ablation)
+    integer("seed", seed, 0)
     v = Verdicts("GDRO for GRPO — headline claims", claims=PAPER_CLAIMS)
     v.extend(deterministic_verdicts())
     v.extend(simulation_verdicts(runs, ablation))
