@@ -68,4 +68,10 @@ def lstsq(A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
         raise ValueError(f"Invalid B: {B.dtype} on {B.device} (must match A: {A.dtype} on {A.device})")
     if A.shape[-2] != B.shape[-2]:
         raise ValueError(f"Invalid B: {B.shape[-2]} rows (must equal A's {A.shape[-2]})")
+    return _lstsq(A, B)
+
+
+def _lstsq(A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
+    """:func:`lstsq` without the checks, for callers whose inputs are already valid (no finiteness test, which
+    would wait for the device on every call)."""
     return torch.linalg.lstsq(A, B, driver="gelsd" if A.device.type == "cpu" else None).solution

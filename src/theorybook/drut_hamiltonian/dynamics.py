@@ -27,7 +27,7 @@ from typing import Any, NamedTuple
 import torch
 
 from ..device import resolve_device
-from ..fit import lstsq
+from ..fit import _lstsq
 from ..validate import integer, memory_guard, number, one_of
 
 __all__ = [
@@ -446,7 +446,7 @@ def recover_tensor(C: torch.Tensor, d: Design) -> torch.Tensor:
         y = F[tuple(sel)].reshape(*C.shape[:-1], nr**m)  # (..., radial points)
         V = torch.stack([math.prod(rgrid[k] ** (keys[j][0][k] + keys[j][1][k]) for k in range(m)).reshape(-1)
                          for j in js], dim=-1)  # (radial points, unknowns)
-        sol = lstsq(V.expand(*y.shape[:-1], *V.shape), y[..., None])[..., 0]
+        sol = _lstsq(V.expand(*y.shape[:-1], *V.shape), y[..., None])[..., 0]
         out[..., js] = sol
     return out
 
