@@ -6,13 +6,13 @@ kernel in the build) the panel is built as the book build builds it
 the states computed and planned, the CPU and wall seconds added, the frames and the bytes the explorer adds to
 the chapter page, against the budgets of issue 36: ≤ 64 states, ≤ 25 % of the chapter's execution time
 (``bench/results/chapter_times.json``), ≤ 1.5 MB per page. The in-browser switch latency (≤ 50 ms) is measured
-by ``tests/test_site.py::test_static_explorer`` and, on bare pages of every panel, by ``--browser`` here.
+by ``tests/test_site.py::test_chapter_page`` and, on bare pages of every panel, by ``--browser`` here.
 
 Usage: python bench/static_panels.py [--html DIR] [--browser] [chapter ...]
        → table + bench/results/static_panels.json
 (``--html DIR``: also write each explorer as a bare page DIR/<chapter>.html, with DIR/_static copied, to try the
 browser script on every panel without building the book; ``--browser``: drive every explorer there in headless
-Chromium, file:// and http://, as ``tests/test_site.py::test_static_explorer`` does, and record the switch
+Chromium, file:// and http://, as ``tests/test_site.py::test_chapter_page`` does, and record the switch
 latency.)
 """
 

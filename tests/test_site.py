@@ -244,14 +244,26 @@ return {
 PAGES = toc_pages()
 
 
+def page_url(static_site: str, page: str, via: str) -> str:
+    return f"{static_site}/{page}" if via == "http" else (HTML / page).as_uri()
+
+
 @pytest.mark.parametrize("via", ["http", "file"])
-@pytest.mark.parametrize("page", PAGES)
+@pytest.mark.parametrize("page", [p for p in PAGES if not is_chapter(p)])
 def test_page_offline(browser, static_site, page, via):
-    """Served on 127.0.0.1 (as `make live` does) and opened as a file (as the README suggests)."""
+    """Served on 127.0.0.1 (as `make live` does) and opened as a file (as the README suggests). Chapter pages get
+    the same checks in :func:`test_chapter_page`, on the load that also drives their explorers."""
+    check_page_offline(browser, page_url(static_site, page, via), page)
+
+
+def check_page_offline(browser, url: str, page: str) -> None:
+    """Load ``url`` and check what a reader without a network sees: nothing requested outside 127.0.0.1, no
+    console error, every formula typeset (no raw TeX left), no error output or traceback, saved widgets rendered,
+    and on a chapter its figures loaded."""
     assert (HTML / page).is_file(), f"{page} listed in _toc.yml but not built"
     browser.get_log("performance")
     browser.get_log("browser")
-    browser.get(f"{static_site}/{page}" if via == "http" else (HTML / page).as_uri())
+    browser.get(url)
     wait_for(browser, "return document.readyState === 'complete'", 60, "page load")
     # MathJax 3 typesets asynchronously; wait until every math element is a container (or the page has none).
     wait_for(browser, """
@@ -338,20 +350,27 @@ def test_claims_ledger_totals_and_links(browser, static_site):
     bad = [c for c in s["reproControls"] if not c.strip() or "PASSES" in c]
     assert not bad, f"reproductions without a failing control in the ledger: {bad[:3]}"
     assert s["claims"] >= len(chapters), "every chapter lists the paper claims it declares"
+    # Every link lands on a verdict table, and each chapter's page holds as many rows as the ledger lists for it.
+    # One load per page (a static page: its anchors do not depend on which fragment opened it), all its links
+    # checked there; a link to a page that is no chapter of the ledger still gets its own load.
+    frags: dict[str, list[str]] = {}
     for href in s["links"]:
-        browser.get(href)
-        wait_for(browser, "return document.readyState === 'complete'", 60, f"load {href}")
-        frag = urlparse(href).fragment
-        n = browser.execute_script(
-            "const el = document.getElementById(arguments[0]);"
-            "return el ? el.querySelectorAll('tr.verdict-row').length : -1;", frag)
-        assert n > 0, f"ledger link {href} does not land on a verdict table"
-    # the chapters' own tables hold as many rows as the ledger lists for them
-    for c in s["chapters"]:
-        browser.get(f"{static_site}/{c['doc']}.html")
-        wait_for(browser, "return document.readyState === 'complete'", 60, f"load {c['doc']}")
-        n = browser.execute_script("return document.querySelectorAll('tr.verdict-row').length;")
-        assert n == c["rows"], f"{c['doc']}: {n} verdict rows on the page, {c['rows']} in the ledger"
+        u = urlparse(href)
+        frags.setdefault(u._replace(fragment="").geturl(), []).append(u.fragment)
+    expected = {f"{static_site}/{c['doc']}.html": c["rows"] for c in s["chapters"]}
+    for page in sorted(set(frags) | set(expected)):
+        browser.get(page)
+        wait_for(browser, "return document.readyState === 'complete'", 60, f"load {page}")
+        got = browser.execute_script(
+            "const rows = (id) => { const el = document.getElementById(id);"
+            "  return el ? el.querySelectorAll('tr.verdict-row').length : -1; };"
+            "return {links: arguments[0].map(rows),"
+            "        total: document.querySelectorAll('tr.verdict-row').length};", frags.get(page, []))
+        bad = [f"{page}#{f}" for f, n in zip(frags.get(page, []), got["links"], strict=True) if n <= 0]
+        assert not bad, f"ledger links that do not land on a verdict table: {bad[:5]}"
+        if page in expected:
+            assert got["total"] == expected[page], \
+                f"{page}: {got['total']} verdict rows on the page, {expected[page]} in the ledger"
 
 
 # ---------------------------------------------------------------------------------------------- live mode
@@ -631,15 +650,17 @@ const img = p.querySelector('img.tb-static-frame');
 STATIC_SWITCH_MS = 50.0
 
 
-def exercise_static_explorers(browser, url: str, page: str) -> list[dict]:
-    """Load ``url`` and drive every static explorer on it (see test_static_explorer); returns per-panel timings."""
+def exercise_static_explorers(browser, url: str, page: str, *, load: bool = True) -> list[dict]:
+    """Load ``url`` (``load=False``: it is the page the browser shows, untouched since it loaded) and drive every
+    static explorer on it (see test_chapter_page); returns per-panel timings."""
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
     from selenium.webdriver.support.ui import Select
 
-    browser.get_log("browser")
-    browser.get(url)
-    wait_for(browser, "return document.readyState === 'complete'", 60, "page load")
+    if load:
+        browser.get_log("browser")
+        browser.get(url)
+        wait_for(browser, "return document.readyState === 'complete'", 60, "page load")
     panels = browser.execute_script(STATIC_PANELS)
     assert panels, f"{page}: no static explorer (is THEORYBOOK_STATIC_PANELS=0 for this build?)"
     report = []
@@ -706,11 +727,14 @@ def exercise_static_explorers(browser, url: str, page: str) -> list[dict]:
 
 @pytest.mark.parametrize("via", ["http", "file"])
 @pytest.mark.parametrize("page", [p for p in PAGES if is_chapter(p)])
-def test_static_explorer(browser, static_site, page, via):
-    """Every chapter's panel is explorable without a kernel: moving each static control (keyboard for range
-    inputs, the select for option lists) shows exactly the precomputed state's figure and status line (read from
-    the panel's JSON, alt text included), the frozen ipywidget is hidden, the status line is an aria-live region,
-    a state switch takes ≤ 50 ms (median, input event to decoded frame), the explorer gives way in live mode,
-    and no console error is logged. Offline, over http://127.0.0.1 and as a file://."""
-    assert (HTML / page).is_file(), f"{page} listed in _toc.yml but not built"
-    exercise_static_explorers(browser, f"{static_site}/{page}" if via == "http" else (HTML / page).as_uri(), page)
+def test_chapter_page(browser, static_site, page, via):
+    """A chapter offline, over http://127.0.0.1 and as a file://, on one load: first every check of
+    :func:`check_page_offline` (as for the other pages), then the static explorer. Every chapter's panel is
+    explorable without a kernel: moving each static control (keyboard for range inputs, the select for option
+    lists) shows exactly the precomputed state's figure and status line (read from the panel's JSON, alt text
+    included), the frozen ipywidget is hidden, the status line is an aria-live region, a state switch takes
+    ≤ 50 ms (median, input event to decoded frame), the explorer gives way in live mode, and no console error is
+    logged."""
+    url = page_url(static_site, page, via)
+    check_page_offline(browser, url, page)
+    exercise_static_explorers(browser, url, page, load=False)
