@@ -357,16 +357,17 @@ def test_claims_ledger_totals_and_links(browser, static_site):
     for href in s["links"]:
         u = urlparse(href)
         frags.setdefault(u._replace(fragment="").geturl(), []).append(u.fragment)
-    expected = {f"{static_site}/{c['doc']}.html": c["rows"] for c in s["chapters"]}
+    expected = {page_url(static_site, f"{c['doc']}.html", "http"): c["rows"] for c in s["chapters"]}
     for page in sorted(set(frags) | set(expected)):
         browser.get(page)
         wait_for(browser, "return document.readyState === 'complete'", 60, f"load {page}")
+        here = frags.get(page, [])
         got = browser.execute_script(
             "const rows = (id) => { const el = document.getElementById(id);"
             "  return el ? el.querySelectorAll('tr.verdict-row').length : -1; };"
             "return {links: arguments[0].map(rows),"
-            "        total: document.querySelectorAll('tr.verdict-row').length};", frags.get(page, []))
-        bad = [f"{page}#{f}" for f, n in zip(frags.get(page, []), got["links"], strict=True) if n <= 0]
+            "        total: document.querySelectorAll('tr.verdict-row').length};", here)
+        bad = [f"{page}#{f}" for f, n in zip(here, got["links"], strict=True) if n <= 0]
         assert not bad, f"ledger links that do not land on a verdict table: {bad[:5]}"
         if page in expected:
             assert got["total"] == expected[page], \
