@@ -15,15 +15,30 @@ from theorybook.check import (
     KINDS,
     MIME,
     PAPER_PASSES,
+    PLANTED_PASSES,
+    REASON_CLASSES,
     SOURCES,
     TOL_BASES,
     Control,
     PaperClaim,
+    Planted,
+    Scan,
     Verdicts,
+    claim_violations,
     fmt,
     rule_violations,
     z_threshold,
 )
+
+
+def C(label: str, value, **kw) -> Control:  # noqa: N802 - a control a sceptic would accept, for the tables below
+    kw.setdefault("why", "the competitor the paper beats")
+    kw.setdefault("tuned", "same grid, budget and pilot seeds as the method")
+    return Control(label, value, **kw)
+
+
+def P(value, label: str = "the paper's effect planted") -> Planted:  # noqa: N802
+    return Planted(label, value, effect="the paper's claimed size")
 
 CASES = [
     # (method, args, kwargs, holds)
@@ -71,7 +86,7 @@ CONTROLS = [
 @pytest.mark.parametrize("method,args,kwargs,control", CONTROLS)
 def test_reproduction_holds_when_its_control_fails(method, args, kwargs, control):
     v = Verdicts("t", display=False)
-    assert getattr(v, method)(*args, **kwargs, **R, control=Control("baseline", control)) is True
+    assert getattr(v, method)(*args, **kwargs, **R, control=C("baseline", control)) is True
     row = v.rows[-1]
     assert row.controls[0]["label"] == "baseline" and row.controls[0]["passes"] is False
     assert rule_violations(row) == []
@@ -81,7 +96,7 @@ def test_reproduction_holds_when_its_control_fails(method, args, kwargs, control
 def test_reproduction_fails_when_its_control_passes(method, args, kwargs, control):
     v = Verdicts("t", display=False)
     same = args[1]  # the control measures exactly what the method measures
-    assert getattr(v, method)(*args, **kwargs, **R, control=Control("x0 unchanged", same)) is False
+    assert getattr(v, method)(*args, **kwargs, **R, control=C("x0 unchanged", same)) is False
     row = v.rows[-1]
     assert CONTROL_PASSES in row.reason and "x0 unchanged" in row.reason
     with pytest.raises(AssertionError, match=CONTROL_PASSES):
@@ -90,7 +105,7 @@ def test_reproduction_fails_when_its_control_passes(method, args, kwargs, contro
 
 def test_every_control_must_fail():
     v = Verdicts("t", display=False)
-    ok = v.less("grasp vs oracle", 1.0, 2.0, **R, control=[Control("x0", 50.0), Control("fixed step", 1.5)])
+    ok = v.less("grasp vs oracle", 1.0, 2.0, **R, control=[C("x0", 50.0), C("fixed step", 1.5)])
     assert ok is False and "fixed step" in v.rows[-1].reason and "x0 =" not in v.rows[-1].reason
     assert [c["passes"] for c in v.rows[-1].controls] == [False, True]
 
@@ -108,7 +123,7 @@ def test_a_reproduction_must_name_its_control():
 def test_only_paper_claims_reproduce_or_differ(kind, source):
     v = Verdicts("t", display=False)
     with pytest.raises(ValueError, match="must be a paper's claim"):
-        v.less("x", 1.0, 2.0, kind=kind, source=source, basis="model: m", control=Control("c", 3.0), paper=9.0,
+        v.less("x", 1.0, 2.0, kind=kind, source=source, basis="model: m", control=C("c", 3.0), paper=9.0,
                  tests="C1")
     assert v.less("x", 1.0, 2.0, kind="consistency", source=source, basis="model: m")
 
@@ -117,13 +132,106 @@ def test_differs_requires_the_paper_value_and_that_it_fails_the_test():
     v = Verdicts("t", display=False)
     with pytest.raises(ValueError, match="paper's value"):
         v.less("x", 1.0, 2.0, kind="differs", source="paper", basis="model: m", tests="C1")
-    assert v.less("x", 1.0, 2.0, kind="differs", source="paper", paper=5.0, basis="model: m", tests="C1")
+    assert v.less("x", 1.0, 2.0, kind="differs", source="paper", paper=5.0, basis="model: m", tests="C1",
+                  planted=P(4.0))
     assert v.rows[-1].paper_passes is False
-    assert v.less("y", 1.0, 2.0, kind="differs", source="paper", paper=0.1, basis="model: m", tests="C1") is False
+    assert v.less("y", 1.0, 2.0, kind="differs", source="paper", paper=0.1, basis="model: m", tests="C1",
+                  planted=P(4.0)) is False
     assert PAPER_PASSES in v.rows[-1].reason
-    # a qualitative paper value cannot be tested numerically: shown, not asserted
-    assert v.less("z", 1.0, 2.0, kind="differs", source="paper", paper="≤ 0.5", basis="model: m", tests="C1")
-    assert v.rows[-1].paper == "≤ 0.5"
+
+
+def test_a_string_paper_value_no_longer_skips_the_test():
+    v = Verdicts("t", display=False)
+    with pytest.raises(ValueError, match="not put through the row's test"):
+        v.less("z", 1.0, 2.0, kind="differs", source="paper", paper="≤ 0.5", basis="model: m", tests="C1",
+               planted=P(4.0))
+    # worded with paper_shown=, tested by value
+    assert v.less("z", 1.0, 2.0, kind="differs", source="paper", paper=5.0, paper_shown="≈ 5 (Fig. 2)",
+                  basis="model: m", tests="C1", planted=P(4.0))
+    assert v.rows[-1].paper == "≈ 5 (Fig. 2)" and v.rows[-1].paper_passes is False
+    # a boolean claim's paper value is the condition the paper asserts
+    assert v.true("w", True, kind="differs", source="paper", paper=False, tests="C1", planted=P(False))
+
+
+def test_differs_needs_a_planted_control_or_a_reason():
+    v = Verdicts("t", display=False)
+    with pytest.raises(ValueError, match="must plant the paper's effect"):
+        v.less("x", 1.0, 2.0, kind="differs", source="paper", paper=5.0, basis="model: m", tests="C1")
+    assert v.less("x", 1.0, 2.0, kind="differs", source="paper", paper=5.0, basis="model: m", tests="C1",
+                  untestable="the effect needs the paper's language model")
+    assert v.rows[-1].untestable and v.rows[-1].planted is None
+    with pytest.raises(ValueError, match="either planted or untestable"):
+        v.less("x", 1.0, 2.0, kind="differs", source="paper", paper=5.0, basis="model: m", tests="C1",
+               planted=P(4.0), untestable="both")
+    with pytest.raises(ValueError, match="differs' rows only"):
+        v.less("x", 1.0, 2.0, kind="consistency", source="derived", basis="model: m", planted=P(4.0))
+    with pytest.raises(TypeError, match="Planted"):
+        v.less("x", 1.0, 2.0, kind="differs", source="paper", paper=5.0, basis="model: m", tests="C1",
+               planted=4.0)
+
+
+def test_a_planted_effect_the_test_misses_fails_the_row():
+    """The experiment could not have seen the paper's effect: the negative result is not a result."""
+    v = Verdicts("t", display=False)
+    ok = v.less("no speed-up", 1.05, 1.3, kind="differs", source="paper", paper=100.0, basis="pilot: p",
+                tests="C1", planted=P(1.2, "fresh curves compressed 1.2×"))
+    assert ok is False and PLANTED_PASSES in v.rows[-1].reason
+    assert v.rows[-1].planted["passes"] is True and v.rows[-1].planted["effect"]
+    with pytest.raises(AssertionError, match="could not have seen"):
+        v.raise_if_failed()
+    assert v.less("no speed-up", 1.05, 1.1, kind="differs", source="paper", paper=100.0, basis="pilot: p",
+                  tests="C1", planted=P(1.2))
+    assert rule_violations(v.rows[-1]) == []
+
+
+def test_a_control_says_why_and_how_it_was_tuned():
+    v = Verdicts("t", display=False)
+    for bad in (Control("c", 3.0), Control("c", 3.0, why="strong"), Control("c", 3.0, tuned="same grid")):
+        with pytest.raises(ValueError, match="why a sceptic would pick it"):
+            v.less("x", 1.0, 2.0, **R, control=bad)
+    with pytest.raises(TypeError, match="why"):
+        Control("c", 3.0, why=1)  # type: ignore[arg-type]
+    # a consistency row's control needs neither
+    assert v.less("x", 1.0, 2.0, kind="consistency", source="derived", basis="model: m", control=Control("c", 3.0))
+
+
+def test_a_weak_control_is_never_the_only_one():
+    v = Verdicts("t", display=False)
+    weak = C("the method at ρ = 0", 3.0, weak="equals the method at a degenerate setting")
+    with pytest.raises(ValueError, match="every control is weak"):
+        v.less("x", 1.0, 2.0, **R, control=weak)
+    assert v.less("x", 1.0, 2.0, **R, control=[weak, C("the tuned competitor", 2.5)])
+    assert [bool(c["weak"]) for c in v.rows[-1].controls] == [True, False]
+
+
+def test_a_regime_scan_has_three_values():
+    v = Verdicts("t", display=False)
+    with pytest.raises(ValueError, match="≥ 3 distinct values"):
+        v.less("x", 1.0, 2.0, **R, control=C("c", 3.0), scan=Scan("N", (1, 2), (0.5, 0.6)))
+    with pytest.raises(ValueError, match="equally long"):
+        Scan("N", (1, 2, 3), (0.5,))
+    assert v.less("x", 1.0, 2.0, **R, control=C("c", 3.0), scan=Scan("N", (1, 2, 4), (0.5, 0.6, 1.0),
+                                                                      effect=(False, False, True)))
+    assert v.rows[-1].scan == {"parameter": "N", "values": ["1", "2", "4"], "measured": ["0.5", "0.6", "1"],
+                               "effect": [False, False, True]}
+    with pytest.raises(TypeError, match="Scan"):
+        v.less("x", 1.0, 2.0, **R, control=C("c", 3.0), scan=(1, 2, 3))
+
+
+def test_claim_rules_over_a_chapter():
+    regime = PaperClaim("R", "faster at large N", regime="N")
+    quoted = PaperClaim("Q", "Rouge on LLaMA", quoted_only=True, why="needs an LLM", reason_class="language model")
+    untested = PaperClaim("U", "never tested")
+    v = Verdicts("t", display=False)
+    v.less("one instance", 1.0, 2.0, **{**R, "tests": "R"}, control=C("c", 3.0))
+    bad = claim_violations((regime, quoted, untested), v.rows)
+    assert any("'R'" in b and "regime" in b for b in bad) and any("'U'" in b for b in bad)
+    v.less("the scan", 1.0, 2.0, **{**R, "tests": "R"}, control=C("c", 3.0), scan=Scan("N", (1, 2, 4), (1, 1, 1)))
+    v.less("quoted but tested", 1.0, 2.0, **{**R, "tests": "Q"}, control=C("c", 3.0))
+    bad = claim_violations((regime, quoted), v.rows)
+    assert bad == ["claim 'Q' is marked quoted only but 1 row(s) test it"]
+    assert claim_violations((regime,), [r.as_dict() for r in v.rows[:2]]) == []
+    assert any("unknown paper claim" in b for b in claim_violations((regime,), v.rows))
 
 
 @pytest.mark.parametrize("basis", ["", "because", "guess: 3", "model:", "pilot:  "])
@@ -145,7 +253,7 @@ def test_exact_rows_need_no_basis():
 
 def test_rule_violations_reads_json_rows():
     v = Verdicts("t", display=False)
-    v.less("x", 1.0, 2.0, **R, control=Control("c", 3.0))
+    v.less("x", 1.0, 2.0, **R, control=C("c", 3.0))
     d = json.loads(json.dumps(v.to_json()))["rows"][0]
     assert rule_violations(d) == []
     assert rule_violations({**d, "source": "derived"})
@@ -153,7 +261,16 @@ def test_rule_violations_reads_json_rows():
     assert rule_violations({**d, "basis": ""})
     assert rule_violations({**d, "controls": [{"label": "c", "measured": "1", "passes": True}]})
     assert rule_violations({**d, "kind": "differs", "paper": "0.1", "paper_passes": True})
+    assert rule_violations({**d, "kind": "differs", "paper": "0.1", "paper_passes": None, "controls": []})
     assert rule_violations({**d, "tests": ""})
+    assert rule_violations({**d, "controls": [{**d["controls"][0], "why": ""}]})
+    assert rule_violations({**d, "controls": [{**d["controls"][0], "weak": "degenerate"}]})
+    assert rule_violations({**d, "scan": {"parameter": "N", "values": ["1", "1", "2"], "measured": []}})
+    dif = {**d, "kind": "differs", "controls": [], "paper": "5", "paper_passes": False}
+    assert any("must plant" in m for m in rule_violations(dif))
+    assert rule_violations({**dif, "planted": {"label": "p", "measured": "4", "effect": "e", "passes": False}}) == []
+    assert rule_violations({**dif, "planted": {"label": "p", "measured": "1", "effect": "e", "passes": True}})
+    assert rule_violations({**dif, "untestable": "needs an LLM"}) == []
 
 
 def test_context_manager_raises_with_numbers():
@@ -201,9 +318,10 @@ def test_kind_and_source_are_required_and_checked():
 
 def test_status_line_counts_kinds_and_failures():
     v = Verdicts("t", display=False)
-    v.close("a", 1.0, 1.0, **R, control=Control("c", 2.0))
-    v.close("b", 1.0, 1.0, kind="reproduces", source="secondary", control=Control("c", 2.0), tests="C1")
-    v.between("c", 3.0, 2.0, 4.0, kind="differs", source="paper", paper=1.0, basis="model: m", tests="C1")
+    v.close("a", 1.0, 1.0, **R, control=C("c", 2.0))
+    v.close("b", 1.0, 1.0, kind="reproduces", source="secondary", control=C("c", 2.0), tests="C1")
+    v.between("c", 3.0, 2.0, 4.0, kind="differs", source="paper", paper=1.0, basis="model: m", tests="C1",
+              planted=P(5.0))
     v.true("d", False, kind="consistency", source="derived")
     assert v.status() == "2 claims reproduce (against their controls), 1 differs, 1 consistency check — 1 FAIL"
     assert v.counts() == {"reproduces": 2, "differs": 1, "consistency": 1, "fails": 1}
@@ -212,9 +330,10 @@ def test_status_line_counts_kinds_and_failures():
 def test_html_groups_by_kind_with_controls_and_json_payload():
     v = Verdicts("My table", display=False, claims=(PaperClaim("C1", "the main claim"),))
     v.true("c1", True, kind="consistency", source="derived")
-    v.close("r1", 1.0, 1.0, **R, control=Control("do nothing", 7.0))
-    v.close("r2", 2.0, 1.0, **R, control=Control("do nothing", 7.0))
-    v.less("d1", 1.0, 2.0, kind="differs", source="secondary", paper=3.0, basis="model: m", tests="C1")
+    v.close("r1", 1.0, 1.0, **R, control=C("do nothing", 7.0))
+    v.close("r2", 2.0, 1.0, **R, control=C("do nothing", 7.0))
+    v.less("d1", 1.0, 2.0, kind="differs", source="secondary", paper=3.0, basis="model: m", tests="C1",
+           planted=P(4.0))
     h = v._repr_html_()
     assert h.index("Reproduces the paper") < h.index("Differs from the paper") < h.index("Consistency checks")
     assert ">holds<" in h and ">FAILS<" in h and "✅" not in h and "❌" not in h
@@ -226,7 +345,9 @@ def test_html_groups_by_kind_with_controls_and_json_payload():
     assert {r["kind"] for r in data["rows"]} == {"reproduces", "differs", "consistency"}
     assert data["counts"]["fails"] == 1
     assert data["claims"][0]["id"] == "C1" and data["rows"][1]["tests"] == "C1"
-    assert data["rows"][1]["controls"] == [{"label": "do nothing", "measured": "7", "passes": False}]
+    assert data["rows"][1]["controls"] == [{"label": "do nothing", "measured": "7", "passes": False,
+                                            "why": "the competitor the paper beats",
+                                            "tuned": "same grid, budget and pilot seeds as the method", "weak": ""}]
     bundle = v._repr_mimebundle_()
     assert set(bundle) == {"text/html", "text/plain", MIME}
     assert "Status:" in bundle["text/plain"]
@@ -242,7 +363,7 @@ def test_payload_survives_closing_script_tags_in_text():
 def test_extend_merges_rows_and_claims():
     a = Verdicts("a", display=False)
     b = Verdicts("b", display=False, claims=(PaperClaim("C1", "x"),))
-    b.close("x", 1.0, 1.0, **R, control=Control("c", 3.0))
+    b.close("x", 1.0, 1.0, **R, control=C("c", 3.0))
     a.extend(b)
     assert len(a.rows) == 1 and a.rows[0].claim == "x" and a.claims[0].id == "C1"
 
@@ -254,7 +375,15 @@ def test_paper_claims_validate():
         PaperClaim("C1", "x", source="derived")
     with pytest.raises(ValueError, match="why"):
         PaperClaim("C1", "x", quoted_only=True)
-    assert PaperClaim("C1", "x", quoted_only=True, why="needs the paper's LLM").quoted_only
+    with pytest.raises(ValueError, match="reason_class"):
+        PaperClaim("C1", "x", quoted_only=True, why="needs the paper's LLM")
+    with pytest.raises(ValueError, match="reason_class"):
+        PaperClaim("C1", "x", quoted_only=True, why="needs the paper's LLM", reason_class="too hard")
+    with pytest.raises(ValueError, match="only for quoted-only"):
+        PaperClaim("C1", "x", reason_class="language model")
+    assert PaperClaim("C1", "x", quoted_only=True, why="needs the paper's LLM",
+                      reason_class="language model").quoted_only
+    assert len(REASON_CLASSES) == 4
     with pytest.raises(ValueError, match="label"):
         Control("", 1.0)
 

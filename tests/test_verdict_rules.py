@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 import verdict_runs
 
-from theorybook.check import PILOT_SEEDS, PaperClaim, Verdicts, rule_violations
+from theorybook.check import PILOT_SEEDS, REASON_CLASSES, PaperClaim, Verdicts, claim_violations, rule_violations
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -63,6 +63,9 @@ def test_chapter_declares_its_paper_claims(slug):
     ids = [c.id for c in claims]
     assert len(ids) == len(set(ids)), f"{slug}: duplicate paper-claim ids {ids}"
     assert any(c.where == "abstract" for c in claims), f"{slug}: no abstract-level claim declared"
+    for c in claims:
+        if c.quoted_only:
+            assert c.reason_class in REASON_CLASSES, f"{slug}: quoted-only claim {c.id!r} has no reason class"
 
 
 @pytest.mark.parametrize("slug", SLUGS)
@@ -130,6 +133,15 @@ def test_executed_ledger_obeys_the_rules():
                 if r["kind"] == "reproduces":
                     if not r["controls"] or any(c["passes"] for c in r["controls"]) and r["holds"]:
                         bad.append(f"{slug}: reproduction {r['claim']!r} without a failing control")
+                    if all(c.get("weak") for c in r["controls"]):
+                        bad.append(f"{slug}: reproduction {r['claim']!r} whose only controls are weak")
+                if r["kind"] == "differs":
+                    if r.get("paper_passes") is not False:
+                        bad.append(f"{slug}: differs row {r['claim']!r} whose paper value was not shown to fail")
+                    if r.get("planted") is None and not r.get("untestable"):
+                        bad.append(f"{slug}: differs row {r['claim']!r} without a planted control or a reason")
+        # the chapter-level rules: every declared claim tested or quoted with its reason class; regimes scanned
+        bad += [f"{slug}: {m}" for m in claim_violations(ch["claims"], [r for t in ch["tables"] for r in t["rows"]])]
     assert not bad, "; ".join(bad)
     tot = led["totals"]
     assert tot["reproduces"] == sum(c["counts"]["reproduces"] for c in docs.values())

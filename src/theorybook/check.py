@@ -14,9 +14,18 @@ Every row says what kind of evidence it is (``kind``) and where the claim comes 
     hypothesis' exponent, an ablated model, shuffled labels. The row's own test is applied to every control;
     a control that passes makes the row fail with "cannot tell the claim from its control".
 
+    Every control says ``why`` a sceptic would pick it and how it was ``tuned`` (the same budget as the method);
+    a ``weak`` control (failing by construction, or the method at a degenerate setting) is never the only one.
+
     ``"differs"`` — a paper's claim that does **not** reproduce here. The row shows the paper's value
-    (``paper=``); when that value is a number, it must fail the row's own test (else the row fails: "the
-    paper's value passes this test — not a difference"). The row asserts what we measure instead.
+    (``paper=``, a value the row's test is applied to — never a bare string; ``paper_shown=`` words it), which
+    must fail the row's own test (else the row fails: "the paper's value passes this test — not a
+    difference"). The row asserts what we measure instead, and carries a positive control
+    (``planted=Planted(...)``): the same measurement on an instance with the paper's effect planted at the
+    paper's size, which must fail the test too — the experiment could have seen the effect. A row that cannot
+    plant it says why (``untestable=``) and the ledger shows it as "not testable here", not as a difference.
+    A claim about a regime (``PaperClaim(regime=...)``) is tested by a row with a ``scan=Scan(...)`` over ≥ 3
+    values of the regime parameter (:func:`claim_violations`).
 
     ``"consistency"`` — a check of our own code, algebra, derivation or reconstruction (a sympy identity,
     reference-vs-fast parity, an invariant, a claim of source ``"derived"``/``"reconstruction"``). Shown apart,
@@ -56,15 +65,17 @@ Example
 ...     _ = v.close("pi to 3 digits", measured=3.1416, predicted=3.14159, rtol=1e-4,
 ...                 kind="consistency", source="derived", basis="model: 5-digit rounding")
 ...     _ = v.less("the method's error is small", measured=1e-9, bound=1e-6, kind="reproduces",
-...                source="paper", control=Control("do nothing", 0.3), basis="paper: Theorem 1's 1e-6",
-...                tests="T1")
+...                source="paper", control=Control("the competitor the paper beats", 0.3,
+...                why="the baseline of the paper's table", tuned="same grid and budget as the method"),
+...                basis="paper: Theorem 1's 1e-6", tests="T1")
 >>> v.passed
 True
 >>> v.status()
 '1 claim reproduces (against its control), 0 differ, 1 consistency check — all hold'
 >>> with Verdicts("toy", display=False) as w:  # doctest: +ELLIPSIS
 ...     _ = w.less("cannot fail", 1e-9, 1e-6, kind="reproduces", source="paper",
-...                control=Control("do nothing", 1e-8), basis="paper: 1e-6", tests="T1")
+...                control=Control("do nothing", 1e-8, why="the null", tuned="none needed: no parameter"),
+...                basis="paper: 1e-6", tests="T1")
 Traceback (most recent call last):
 AssertionError: toy: 1 claim(s) failed — cannot fail: ... cannot tell the claim from its control: ...
 """
@@ -81,8 +92,9 @@ from numbers import Real
 from statistics import NormalDist
 from typing import Any
 
-__all__ = ["KINDS", "SOURCES", "PAPER_SOURCES", "TOL_BASES", "PILOT_SEEDS", "MIME", "Control", "PaperClaim",
-           "Row", "Verdicts", "fmt", "rule_violations", "z_threshold"]
+__all__ = ["KINDS", "SOURCES", "PAPER_SOURCES", "TOL_BASES", "PILOT_SEEDS", "MIME", "REASON_CLASSES", "Control",
+           "PaperClaim", "Planted", "Row", "Scan", "Verdicts", "claim_violations", "fmt", "rule_violations",
+           "z_threshold"]
 
 KINDS = ("reproduces", "differs", "consistency")
 SOURCES = ("paper", "secondary", "derived", "reconstruction")
@@ -95,6 +107,11 @@ MIME = "application/vnd.theorybook.verdicts+json"
 
 CONTROL_PASSES = "cannot tell the claim from its control"
 PAPER_PASSES = "the paper's value passes this row's test — not a difference"
+PLANTED_PASSES = "the planted effect passes this row's test — the experiment could not have seen the paper's effect"
+MIN_SCAN = 3
+REASON_CLASSES = ("language model", "paper-scale GPU", "data not shippable", "no measurable consequence")
+"""Why a paper claim is only quoted: it needs a language model, paper-scale GPU training, a data set that cannot be
+shipped, or it is theory without a measurable consequence here (:attr:`PaperClaim.reason_class`)."""
 
 _GROUP_TITLE = {
     "reproduces": "Reproduces the paper (each against a control that fails the same test)",
@@ -155,23 +172,93 @@ class Control:
     ``value`` is what the row's own test is applied to (a number for ``close``/``less``/``greater``/
     ``between``, the compared object for ``equal``, a bool for ``true``); ``shown`` is optional evidence to
     display instead of ``value`` (e.g. the numbers behind a ``true`` row's condition).
+
+    ``why`` says why a sceptic in the field would pick this alternative (the competitor the paper beats, the rival
+    law with as many free parameters, the ablation); ``tuned`` how it was tuned — the same grid, budget and pilot
+    seeds as the method, or ``"none needed: …"`` with the reason. A ``reproduces`` row's controls all state both.
+    ``weak`` is non-empty (the reason) for a control that fails by construction or equals the method at a
+    degenerate setting: it may stay as an extra control, never as a row's only one.
     """
 
     label: str
     value: Any
     shown: str | None = None
+    why: str = ""
+    tuned: str = ""
+    weak: str = ""
 
     def __post_init__(self) -> None:
         if not isinstance(self.label, str) or not self.label.strip():
             raise ValueError(f"Invalid control label: {self.label!r} (must be a non-empty string)")
+        for name in ("why", "tuned", "weak"):
+            if not isinstance(getattr(self, name), str):
+                raise TypeError(f"Invalid control {name}: {getattr(self, name)!r} (must be a string)")
+
+
+@dataclass(frozen=True)
+class Planted:
+    """A ``differs`` row's positive control: the row's own measurement on an instance where the paper's effect is
+    present by construction, at the paper's claimed size (or the smallest size the claim implies).
+
+    ``effect`` says what was planted and at what size ("fresh curves compressed 2× in time — the paper's claimed
+    speed-up"); ``value`` is what the row's test is applied to, and it must *fail* that test: the row would have
+    seen the paper's effect had it been there. ``shown`` is optional evidence to display instead of ``value``.
+    """
+
+    label: str
+    value: Any
+    effect: str
+    shown: str | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("label", "effect"):
+            v = getattr(self, name)
+            if not isinstance(v, str) or not v.strip():
+                raise ValueError(f"Invalid planted {name}: {v!r} (must be a non-empty string)")
+
+
+@dataclass(frozen=True)
+class Scan:
+    """A regime scan behind a row: the row's measurement at each of ≥ 3 values of the regime parameter.
+
+    ``parameter`` names it ("N", "parity dimension d", "ε"); ``values`` and ``measured`` are equally long (the
+    measured value at each); ``effect`` optionally marks where the paper's effect appears (one bool per value).
+    The values are pre-registered in the chapter's prose, before the results.
+    """
+
+    parameter: str
+    values: tuple[Any, ...]
+    measured: tuple[Any, ...]
+    effect: tuple[bool, ...] | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.parameter, str) or not self.parameter.strip():
+            raise ValueError(f"Invalid scan parameter: {self.parameter!r} (must be a non-empty string)")
+        object.__setattr__(self, "values", tuple(self.values))
+        object.__setattr__(self, "measured", tuple(self.measured))
+        if self.effect is not None:
+            object.__setattr__(self, "effect", tuple(bool(e) for e in self.effect))
+        if len(self.values) != len(self.measured) or (self.effect is not None
+                                                       and len(self.effect) != len(self.values)):
+            raise ValueError(f"Invalid scan over {self.parameter!r}: {len(self.values)} values, "
+                             f"{len(self.measured)} measurements (must be equally long)")
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"parameter": self.parameter, "values": [fmt(x) for x in self.values],
+                "measured": [fmt(x) for x in self.measured],
+                "effect": None if self.effect is None else list(self.effect)}
 
 
 @dataclass(frozen=True)
 class PaperClaim:
     """One claim of the paper (abstract level unless ``where`` says otherwise).
 
-    ``id`` is what a row's ``tests=`` names; ``quoted_only`` (with the reason in ``why``) marks a claim the
-    chapter states but does not test — the ledger lists it as quoted, not tested.
+    ``id`` is what a row's ``tests=`` names; ``where="abstract"`` exactly when the paper's abstract states it;
+    ``quoted_only`` (with the reason in ``why`` and its class in ``reason_class``, one of
+    :data:`REASON_CLASSES`) marks a claim the chapter states but does not test — the ledger lists it as quoted,
+    with its reason class. ``regime`` names the parameter a claim about a regime is about (sizes, dimensions,
+    noise, budgets): at least one row testing it carries a :class:`Scan` over ≥ 3 values
+    (:func:`claim_violations`).
     """
 
     id: str
@@ -180,6 +267,8 @@ class PaperClaim:
     source: str = "paper"
     quoted_only: bool = False
     why: str = ""
+    reason_class: str = ""
+    regime: str = ""
 
     def __post_init__(self) -> None:
         if not isinstance(self.id, str) or not re.fullmatch(r"[A-Za-z0-9_.\-]+", self.id):
@@ -189,6 +278,14 @@ class PaperClaim:
                              f"(must be one of {PAPER_SOURCES})")
         if self.quoted_only and not self.why.strip():
             raise ValueError(f"Paper claim {self.id!r} is quoted only: say why (why=...)")
+        if self.quoted_only and self.reason_class not in REASON_CLASSES:
+            raise ValueError(f"Paper claim {self.id!r} is quoted only: reason_class={self.reason_class!r} (must be "
+                             f"one of {REASON_CLASSES})")
+        if not self.quoted_only and self.reason_class:
+            raise ValueError(f"Paper claim {self.id!r} is tested: reason_class={self.reason_class!r} is only for "
+                             "quoted-only claims")
+        if not isinstance(self.regime, str):
+            raise TypeError(f"Invalid regime for paper claim {self.id!r}: {self.regime!r} (must be a string)")
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -196,7 +293,10 @@ class PaperClaim:
 
 @dataclass(frozen=True)
 class Row:
-    """One checked claim (``controls``: ``{"label", "measured", "passes"}`` per control)."""
+    """One checked claim (``controls``: ``{"label", "measured", "passes", "why", "tuned", "weak"}`` per control;
+    ``planted``: ``{"label", "measured", "effect", "passes"}`` for a ``differs`` row; ``untestable``: why a
+    ``differs`` row could not plant the paper's effect — the ledger shows it as not testable here; ``scan``: the
+    regime scan, :meth:`Scan.as_dict`)."""
 
     claim: str
     predicted: str
@@ -213,6 +313,9 @@ class Row:
     tests: str = ""
     reason: str = ""
     paper_passes: bool | None = None
+    planted: dict[str, Any] | None = None
+    untestable: str = ""
+    scan: dict[str, Any] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -225,11 +328,17 @@ def rule_violations(row: Row | dict[str, Any]) -> list[str]:
 
     1. ``kind`` and ``source`` are known; ``reproduces``/``differs`` only for a paper's claim (``paper`` or
        ``secondary``).
-    2. A ``reproduces`` row names at least one control, and every control fails the row's test (a row whose
-       control passes must itself be failing, with the reason said).
-    3. A ``differs`` row shows the paper's value; a numeric one fails the row's test.
+    2. A ``reproduces`` row names at least one control, every control fails the row's test (a row whose control
+       passes must itself be failing, with the reason said), every control says why a sceptic would pick it and how
+       it was tuned (``why=``, ``tuned=``), and at least one control is not ``weak`` (failing by construction or
+       equal to the method at a degenerate setting).
+    3. A ``differs`` row shows the paper's value as a value the row's test was applied to (a string is not tested,
+       so it is refused), and that value fails the test; it carries a ``planted`` control — the measurement on an
+       instance with the paper's effect planted at the paper's size — that fails the test too, or says why it
+       cannot (``untestable=``: shown as "not testable here").
     4. A ``reproduces``/``differs`` row names the paper claim it tests (``tests=``).
     5. A row with a tolerance or bound says where it comes from (``basis`` with a prefix of :data:`TOL_BASES`).
+    6. A regime scan has ≥ 3 distinct values of its parameter.
     """
     d = row.as_dict() if isinstance(row, Row) else dict(row)
     out: list[str] = []
@@ -243,8 +352,16 @@ def rule_violations(row: Row | dict[str, Any]) -> list[str]:
         out.append(f"{name!r}: a {kind!r} row must be a paper's claim (source 'paper' or 'secondary'), not "
                    f"{source!r} — a claim of our own is a 'consistency' row")
     controls = d.get("controls") or ()
-    if kind == "reproduces" and not controls:
-        out.append(f"{name!r}: a 'reproduces' row must name its control (control=Control(label, value))")
+    if kind == "reproduces":
+        if not controls:
+            out.append(f"{name!r}: a 'reproduces' row must name its control (control=Control(label, value))")
+        for c in controls:
+            if not (c.get("why") or "").strip() or not (c.get("tuned") or "").strip():
+                out.append(f"{name!r}: control {c.get('label')!r} must say why a sceptic would pick it and how it "
+                           "was tuned (Control(..., why=..., tuned=...))")
+        if controls and all((c.get("weak") or "").strip() for c in controls):
+            out.append(f"{name!r}: every control is weak (fails by construction or is the method at a degenerate "
+                       "setting) — add the strongest natural alternative")
     for c in controls:
         if c.get("passes") and d.get("holds"):
             out.append(f"{name!r}: control {c.get('label')!r} passes the row's test, yet the row holds")
@@ -253,14 +370,70 @@ def rule_violations(row: Row | dict[str, Any]) -> list[str]:
     if kind == "differs":
         if d.get("paper", "") == "":
             out.append(f"{name!r}: a 'differs' row must show the paper's value (paper=...)")
+        elif d.get("paper_passes") is None:
+            out.append(f"{name!r}: the paper's value {d.get('paper')!r} was not put through the row's test — give "
+                       "it as a number (or the condition/object the test takes), and its wording as paper_shown=")
         if d.get("paper_passes") and d.get("holds"):
             out.append(f"{name!r}: the paper's value passes the row's test, yet the 'differs' row holds")
+        planted, untestable = d.get("planted"), (d.get("untestable") or "").strip()
+        if planted is None and not untestable:
+            out.append(f"{name!r}: a 'differs' row must plant the paper's effect (planted=Planted(...)) or say why "
+                       "it cannot (untestable=...)")
+        if planted is not None and untestable:
+            out.append(f"{name!r}: a 'differs' row is either planted or untestable, not both")
+        if planted is not None and planted.get("passes") and d.get("holds"):
+            out.append(f"{name!r}: the planted effect passes the row's test, yet the 'differs' row holds")
+    elif d.get("planted") is not None or (d.get("untestable") or "").strip():
+        out.append(f"{name!r}: planted=/untestable= belong to 'differs' rows only")
+    scan = d.get("scan")
+    if scan is not None and len({str(v) for v in scan.get("values", ())}) < MIN_SCAN:
+        out.append(f"{name!r}: a regime scan needs ≥ {MIN_SCAN} distinct values of {scan.get('parameter')!r}, got "
+                   f"{scan.get('values')}")
     tol = d.get("tolerance", "")
     if tol not in ("exact", "—"):
         basis = d.get("basis") or ""
         if basis.split(":", 1)[0].strip() not in TOL_BASES or not basis.split(":", 1)[-1].strip():
             out.append(f"{name!r}: tolerance {tol!r} needs its provenance (basis='model: …', 'pilot: …', "
                        f"'paper: …' or 'exact: …'), got {basis!r}")
+    return out
+
+
+def claim_violations(claims: Iterable[PaperClaim | dict[str, Any]],
+                     rows: Iterable[Row | dict[str, Any]]) -> list[str]:
+    """The chapter-level rules over a chapter's paper claims and all of its rows (builders or executed JSON).
+
+    1. A claim that is not quoted only is tested by at least one ``reproduces``/``differs`` row; a quoted-only
+       claim is tested by none, and has a reason class (:data:`REASON_CLASSES`).
+    2. A claim about a regime (``regime=``) that is tested has at least one testing row with a :class:`Scan` of
+       ≥ 3 values of that parameter.
+    3. Every row's ``tests=`` names a declared claim.
+    """
+    cs = [c.as_dict() if isinstance(c, PaperClaim) else dict(c) for c in claims]
+    rs = [r.as_dict() if isinstance(r, Row) else dict(r) for r in rows]
+    ids = {c["id"] for c in cs}
+    out: list[str] = []
+    testing: dict[str, list[dict[str, Any]]] = {}
+    for r in rs:
+        t = r.get("tests") or ""
+        if t and t not in ids:
+            out.append(f"row {r.get('claim')!r} tests unknown paper claim {t!r}")
+        if t and r.get("kind") in ("reproduces", "differs"):
+            testing.setdefault(t, []).append(r)
+    for c in cs:
+        rows_c = testing.get(c["id"], [])
+        if c.get("quoted_only"):
+            if rows_c:
+                out.append(f"claim {c['id']!r} is marked quoted only but {len(rows_c)} row(s) test it")
+            if c.get("reason_class") not in REASON_CLASSES:
+                out.append(f"claim {c['id']!r} is quoted only without a reason class ({REASON_CLASSES})")
+            continue
+        if not rows_c:
+            out.append(f"claim {c['id']!r} is declared tested but no reproduces/differs row tests it — test it or "
+                       "mark it quoted_only with its reason")
+        if c.get("regime") and rows_c and not any(
+                r.get("scan") and len({str(v) for v in r["scan"].get("values", ())}) >= MIN_SCAN for r in rows_c):
+            out.append(f"claim {c['id']!r} is about a regime ({c['regime']}) but no row testing it scans ≥ "
+                       f"{MIN_SCAN} values")
     return out
 
 
@@ -296,7 +469,9 @@ class Verdicts:
     Every recording method takes the keyword-only ``kind`` (one of :data:`KINDS`), ``source`` (one of
     :data:`SOURCES`), ``control=`` (a :class:`Control` or a sequence of them; required for ``reproduces``),
     ``basis=`` (the tolerance's provenance; required when the test has a tolerance or bound), ``tests=`` (the
-    paper claim's id) and ``paper=`` (the paper's value; required for ``differs``).
+    paper claim's id), ``paper=`` (the paper's value, put through the row's test; required for ``differs``) with
+    ``paper_shown=`` (its wording), and for ``differs`` rows ``planted=`` (a :class:`Planted`) or ``untestable=``
+    (why not); ``scan=`` (a :class:`Scan`) for a row over a regime.
     """
 
     title: str
@@ -307,7 +482,8 @@ class Verdicts:
     # -- recording ---------------------------------------------------------------------------------------
     def _add(self, claim: str, predicted: str, measured: Any, tolerance: str, test: Callable[[Any], bool],
              note: str, kind: str, source: str, paper: Any, control: Any, basis: str, tests: str,
-             shown: str | None = None) -> bool:
+             shown: str | None = None, *, planted: Planted | None = None, untestable: str = "",
+             scan: Scan | None = None, paper_shown: str | None = None) -> bool:
         if not isinstance(claim, str) or not claim.strip():
             raise ValueError(f"Invalid claim: {claim!r} (must be a non-empty string)")
         if kind not in KINDS:
@@ -323,18 +499,33 @@ class Verdicts:
         for c in controls:
             passes = bool(_safe(test, c.value))
             cdicts.append({"label": c.label, "measured": c.shown if c.shown is not None else fmt(c.value),
-                           "passes": passes})
+                           "passes": passes, "why": c.why, "tuned": c.tuned, "weak": c.weak})
             if passes:
                 reasons.append(f"{CONTROL_PASSES}: {c.label} = {cdicts[-1]['measured']} also passes")
         paper_passes = None
-        if kind == "differs" and paper is not None and _number(paper) is not None and tolerance != "—":
-            paper_passes = bool(_safe(test, float(paper)))
-            if paper_passes:
+        if paper is not None and not isinstance(paper, str):
+            paper_passes = bool(_safe(test, paper))
+            if kind == "differs" and paper_passes:
                 reasons.append(f"{PAPER_PASSES} (paper {fmt(paper)})")
+        if planted is not None and not isinstance(planted, Planted):
+            raise TypeError(f"Invalid planted: {planted!r} (must be a theorybook.check.Planted)")
+        if scan is not None and not isinstance(scan, Scan):
+            raise TypeError(f"Invalid scan: {scan!r} (must be a theorybook.check.Scan)")
+        if not isinstance(untestable, str):
+            raise TypeError(f"Invalid untestable: {untestable!r} (must be a string)")
+        pdict = None
+        if planted is not None:
+            p_passes = bool(_safe(test, planted.value))
+            pdict = {"label": planted.label, "effect": planted.effect, "passes": p_passes,
+                     "measured": planted.shown if planted.shown is not None else fmt(planted.value)}
+            if p_passes:
+                reasons.append(f"{PLANTED_PASSES}: {planted.label} = {pdict['measured']} passes")
+        paper_text = "" if paper is None else (paper_shown if paper_shown is not None else fmt(paper))
         row = Row(claim, predicted, shown if shown is not None else (fmt(measured) if not isinstance(
             measured, str) else measured), tolerance, holds and not reasons, note, kind, source,
-            "" if paper is None else fmt(paper), _number(measured) if not isinstance(measured, str) else None,
-            tuple(cdicts), basis, tests, "; ".join(reasons), paper_passes)
+            paper_text, _number(measured) if not isinstance(measured, str) else None,
+            tuple(cdicts), basis, tests, "; ".join(reasons), paper_passes, pdict, untestable,
+            None if scan is None else scan.as_dict())
         bad = rule_violations(row)
         if bad:
             raise ValueError("; ".join(bad))
@@ -343,7 +534,7 @@ class Verdicts:
 
     def close(self, claim: str, measured: float, predicted: float, *, rtol: float = 0.0, atol: float = 0.0,
               kind: str, source: str, paper: Any = None, note: str = "", control: Any = None, basis: str = "",
-              tests: str = "") -> bool:
+              tests: str = "", **extra: Any) -> bool:
         """``|measured − predicted| ≤ atol + rtol·|predicted|`` (NaN never holds)."""
         if not (rtol >= 0 and atol >= 0) or not (math.isfinite(rtol) and math.isfinite(atol)):
             raise ValueError(f"Invalid tolerance: rtol={rtol}, atol={atol} (must be finite and ≥ 0)")
@@ -357,46 +548,47 @@ class Verdicts:
         parts += [f"atol {atol:g}"] if atol else []
         tol = ", ".join(parts) if parts else "exact"
         return self._add(claim, fmt(p), float(measured), tol, test, note, kind, source, paper, control, basis,
-                         tests)
+                         tests, **extra)
 
     def equal(self, claim: str, measured: Any, predicted: Any, *, kind: str, source: str, paper: Any = None,
-              note: str = "", control: Any = None, basis: str = "", tests: str = "") -> bool:
+              note: str = "", control: Any = None, basis: str = "", tests: str = "", **extra: Any) -> bool:
         """Exact equality (integers, strings, sympy expressions after simplification)."""
         return self._add(claim, fmt(predicted), measured, "exact", lambda x: bool(x == predicted), note, kind,
-                         source, paper, control, basis, tests)
+                         source, paper, control, basis, tests, **extra)
 
     def less(self, claim: str, measured: float, bound: float, *, kind: str, source: str, paper: Any = None,
-             note: str = "", control: Any = None, basis: str = "", tests: str = "") -> bool:
+             note: str = "", control: Any = None, basis: str = "", tests: str = "", **extra: Any) -> bool:
         """``measured ≤ bound``."""
         b = float(bound)
         return self._add(claim, f"≤ {fmt(bound)}", float(measured), "bound",
                          lambda x: math.isfinite(float(x)) and float(x) <= b, note, kind, source, paper, control,
-                         basis, tests)
+                         basis, tests, **extra)
 
     def greater(self, claim: str, measured: float, bound: float, *, kind: str, source: str, paper: Any = None,
-                note: str = "", control: Any = None, basis: str = "", tests: str = "") -> bool:
+                note: str = "", control: Any = None, basis: str = "", tests: str = "", **extra: Any) -> bool:
         """``measured ≥ bound``."""
         b = float(bound)
         return self._add(claim, f"≥ {fmt(bound)}", float(measured), "bound",
                          lambda x: math.isfinite(float(x)) and float(x) >= b, note, kind, source, paper, control,
-                         basis, tests)
+                         basis, tests, **extra)
 
     def between(self, claim: str, measured: float, low: float, high: float, *, kind: str, source: str,
-                paper: Any = None, note: str = "", control: Any = None, basis: str = "", tests: str = "") -> bool:
+                paper: Any = None, note: str = "", control: Any = None, basis: str = "", tests: str = "",
+                **extra: Any) -> bool:
         """``low ≤ measured ≤ high`` (e.g. a Monte-Carlo confidence band)."""
         lo, hi = float(low), float(high)
         return self._add(claim, f"[{fmt(low)}, {fmt(high)}]", float(measured), "interval",
                          lambda x: math.isfinite(float(x)) and lo <= float(x) <= hi, note, kind, source, paper,
-                         control, basis, tests)
+                         control, basis, tests, **extra)
 
     def true(self, claim: str, condition: bool, *, kind: str, source: str, predicted: str = "True",
              measured: Any = None, paper: Any = None, note: str = "", control: Any = None, basis: str = "",
-             tests: str = "") -> bool:
+             tests: str = "", **extra: Any) -> bool:
         """A boolean claim; ``measured`` shows the evidence (defaults to the condition itself). A control's
         ``value`` is its condition (it must be false)."""
         shown = fmt(measured) if measured is not None else str(bool(condition))
         return self._add(claim, predicted, bool(condition), "—", bool, note, kind, source, paper, control, basis,
-                         tests, shown=shown)
+                         tests, shown=shown, **extra)
 
     def extend(self, other: Verdicts | Iterable[Row]) -> None:
         """Append the rows of another table (e.g. one built by a seeded experiment function in ``src/``)."""
