@@ -12,10 +12,11 @@ NBMAKE_TIMEOUT ?= 180
 JOBS       ?= $(shell nproc 2>/dev/null || echo 1)
 XDIST      := $(if $(filter 0,$(JOBS)),,-n $(JOBS) --dist worksteal)
 
-.PHONY: venv vendor book test test-unit test-chapters test-browser bench lint live clean help
+.PHONY: venv vendor book pdf test test-unit test-chapters test-browser bench lint live clean help
 
 help:
-	@echo "make book   build _build/html (executes every chapter; zero warnings allowed)"
+	@echo "make book   build _build/html (executes every chapter; zero warnings allowed), then the PDF"
+	@echo "make pdf    the whole book as _build/html/executable-theory.pdf (headless Chromium prints the HTML)"
 	@echo "make test   unit tests + every chapter executed as a test (pytest --nbmake book/) + browser tests"
 	@echo "make bench  benchmarks in bench/ (prints ratio tables, writes bench/results/)"
 	@echo "make venv   create/refresh .venv only (idempotent)"
@@ -50,7 +51,13 @@ book: $(STAMP) vendor
 	mkdir -p _build/html && touch $(BUILT).start
 	$(BIN)/python scripts/chapter_cache.py run $(if $(filter 0,$(JOBS)),1,$(JOBS))
 	$(BIN)/jupyter-book build . --all -W -n --keep-going
+	$(BIN)/python scripts/make_pdf.py
 	mv $(BUILT).start $(BUILT)
+
+# The book as one PDF, printed from the built HTML by headless Chromium (make book runs it last).
+pdf: $(STAMP)
+	test -f _build/html/index.html || $(MAKE) book
+	$(BIN)/python scripts/make_pdf.py
 
 # A build stamp newer than every source: the browser tests reuse a build only when nothing changed since.
 BUILT   := _build/html/.built

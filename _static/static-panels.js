@@ -7,7 +7,8 @@
  *                states: [{v: [value index per control], status, frame}], frames: [data URI], …}.
  * This script turns it into native inputs (range inputs and selects: keyboard-operable), which snap to the
  * precomputed values: moving one control picks the computed state with that value that keeps most of the other
- * controls where they are (the exact combination when it was computed), and the other controls follow it.
+ * controls where they are (the exact combination when it was computed), and the other controls follow it —
+ * the status line then says which of the reader's settings changed and why.
  * The figure and the status line (an aria-live region; the status is also the frame's alt text) swap at once.
  *
  * The frozen ipywidget of the same output is hidden by _static/static-panels.css while the explorer is there;
@@ -128,10 +129,33 @@
       root.setAttribute("data-tb-state", String(i));
     }
 
+    // When the exact combination was not computed, say so: which control moved, and which of the reader's other
+    // settings the nearest computed state changes (never a silent reset).
+    var movedLine = el("p", { "class": "tb-static-moved", role: "status", "aria-live": "polite" });
+    status.parentNode.insertBefore(movedLine, status.nextSibling);
+
+    function explain(ci, before, after) {
+      movedLine.textContent = "";
+      var moved = [];
+      for (var j = 0; j < before.length; j++) {
+        if (j !== ci && before[j] !== after[j]) {
+          moved.push(controls[j].description + " " + controls[j].labels[before[j]] + " → " +
+                     controls[j].labels[after[j]]);
+        }
+      }
+      if (!moved.length) return;
+      movedLine.textContent = controls[ci].description + " = " + controls[ci].labels[after[ci]] +
+        " was not precomputed with your other settings; the nearest computed state changes " + moved.join(", ") +
+        " (run live for any combination).";
+    }
+
     function move(ci, k) {
+      var before = states[current].v.slice();
       var i = pick(ci, k);
-      if (i >= 0) show(i);
-      else show(current); // cannot happen: every offered value belongs to a computed state
+      if (i >= 0) {
+        show(i);
+        explain(ci, before, states[i].v);
+      } else show(current); // cannot happen: every offered value belongs to a computed state
     }
 
     show(0);

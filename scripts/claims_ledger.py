@@ -129,24 +129,36 @@ def _claims(tables: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return list(seen.values())
 
 
+REASON_CLASSES = ("language model", "paper-scale GPU", "data not shippable", "no measurable consequence")
+
+
 def _claim_status(tables: list[dict[str, Any]]) -> dict[str, Any]:
-    """Which paper claims the chapter's rows test: reproduced (a holding ``reproduces`` row), differs, untested."""
+    """Which paper claims the chapter's rows test: reproduced (a holding ``reproduces`` row), differs (a holding
+    ``differs`` row whose planted effect the test catches), not testable here (``differs`` rows that could not plant
+    the effect), only quoted (with its reason class), or declared but untested."""
     rows = [r for t in tables for r in t["rows"]]
     claims = _claims(tables)
-    out = {"claims": claims, "reproduced": [], "differs": [], "quoted": [], "untested": []}
+    out: dict[str, Any] = {"claims": claims, "reproduced": [], "differs": [], "not_testable": [], "quoted": [],
+                           "untested": []}
     for c in claims:
-        kinds = {r["kind"] for r in rows if r.get("tests") == c["id"] and r["holds"]}
-        if "reproduces" in kinds:
+        mine = [r for r in rows if r.get("tests") == c["id"] and r["holds"]]
+        if any(r["kind"] == "reproduces" for r in mine):
             out["reproduced"].append(c["id"])
-        elif "differs" in kinds:
+        elif any(r["kind"] == "differs" and not r.get("untestable") for r in mine):
             out["differs"].append(c["id"])
+        elif any(r["kind"] == "differs" for r in mine):
+            out["not_testable"].append(c["id"])
         elif c.get("quoted_only"):
             out["quoted"].append(c["id"])
         else:
             out["untested"].append(c["id"])
+    by_id = {c["id"]: c for c in claims}
+    out["quoted_by_class"] = {k: sum(by_id[i].get("reason_class") == k for i in out["quoted"])
+                              for k in REASON_CLASSES}
     abstract = [c for c in claims if c.get("where") == "abstract"]
     out["abstract"] = len(abstract)
     out["abstract_tested"] = sum(c["id"] in out["reproduced"] or c["id"] in out["differs"] for c in abstract)
+    out["abstract_reproduced"] = sum(c["id"] in out["reproduced"] for c in abstract)
     return out
 
 
@@ -162,10 +174,11 @@ def ledger_data(app: Sphinx) -> dict[str, Any]:
                          **_claim_status(tables)})
     total = _counts([r for ch in chapters for r in (r for t in ch["tables"] for r in t["rows"])])
     total["claims"] = sum(len(ch["claims"]) for ch in chapters)
-    for key in ("reproduced", "differs", "quoted", "untested"):
+    for key in ("reproduced", "differs", "not_testable", "quoted", "untested"):
         total[f"claims_{key}"] = sum(len(ch[key]) for ch in chapters)
-    total["abstract"] = sum(ch["abstract"] for ch in chapters)
-    total["abstract_tested"] = sum(ch["abstract_tested"] for ch in chapters)
+    total["quoted_by_class"] = {k: sum(ch["quoted_by_class"][k] for ch in chapters) for k in REASON_CLASSES}
+    for key in ("abstract", "abstract_tested", "abstract_reproduced"):
+        total[key] = sum(ch[key] for ch in chapters)
     return {"chapters": chapters, "totals": total}
 
 
@@ -173,86 +186,101 @@ def _plural(n: int, one: str, many: str) -> str:
     return f"{n} {one if n == 1 else many}"
 
 
+def _quoted_text(by_class: dict[str, int]) -> str:
+    parts = [f"{n} {'need' if n != 1 else 'needs'} a {k}" if k in ("language model",) else
+             f"{n} {'need' if n != 1 else 'needs'} {k} training" if k == "paper-scale GPU" else
+             f"{n}: {k}" for k, n in by_class.items() if n]
+    return "; ".join(parts)
+
+
+def _headline_parts(total: dict[str, Any], n_chapters: int) -> list[str]:
+    """The headline, one clause a line: paper claims (reproduced · differ · not testable · only quoted, by reason),
+    abstract-level claims apart, and our own checks counted apart."""
+    quoted = _quoted_text(total["quoted_by_class"])
+    return [
+        f"Of the {total['claims']} paper claims the {n_chapters} chapters declare: "
+        f"{total['claims_reproduced']} reproduced, each against a control that fails the same test; "
+        f"{total['claims_differs']} differ from what we measure (each with a planted effect its test catches); "
+        f"{total['claims_not_testable']} not testable here; "
+        f"{total['claims_quoted']} only quoted" + (f" ({quoted})" if quoted else "")
+        + (f"; {total['claims_untested']} declared but not yet tested" if total["claims_untested"] else "") + ".",
+        f"Abstract-level claims (a subset): {total['abstract_tested']} of {total['abstract']} tested, "
+        f"{total['abstract_reproduced']} of them reproduced.",
+        f"Verdict rows: {total['reproduces']} reproduction and {total['differs']} differs rows on paper claims; "
+        f"{total['consistency']} consistency checks of our own code, algebra and reconstructions, counted apart. "
+        f"{total['rows'] - total['fails']} of {total['rows']} rows hold.",
+    ]
+
+
 def _render(app: Sphinx, fromdoc: str) -> str:
+    from theorybook.check import math_html, render_rows
+
     data = ledger_data(app)
     total = data["totals"]
     esc = html.escape
     out = ["<div class='claims-ledger'>"]
     out.append(
-        f"<p class='ledger-totals' data-rows='{total['rows']}' data-reproduces='{total['reproduces']}' "
+        f"<div class='ledger-totals' data-rows='{total['rows']}' data-reproduces='{total['reproduces']}' "
         f"data-differs='{total['differs']}' data-consistency='{total['consistency']}' "
         f"data-fails='{total['fails']}' data-chapters='{len(data['chapters'])}' "
         f"data-claims-reproduced='{total['claims_reproduced']}' data-claims-differ='{total['claims_differs']}' "
-        f"data-claims-quoted='{total['claims_quoted']}'><strong>Across {len(data['chapters'])} chapters:</strong> "
-        f"{_plural(total['claims_reproduced'], 'paper claim', 'paper claims')} reproduced, each against a control "
-        f"that fails the same test ({total['reproduces']} reproduction rows); "
-        f"{_plural(total['claims_differs'], 'paper claim differs', 'paper claims differ')} from what we measure "
-        f"({total['differs']} rows); {total['consistency']} consistency checks of our own code, algebra and "
-        f"reconstructions. Of the papers' {total['abstract']} abstract-level claims, {total['abstract_tested']} are "
-        f"tested; {total['claims_quoted']} claims are only quoted"
-        + (f" and {total['claims_untested']} {'is' if total['claims_untested'] == 1 else 'are'} declared but not "
-           f"yet tested" if total["claims_untested"] else "")
-        + f". {total['rows'] - total['fails']} of {total['rows']} rows hold.</p>")
-    out.append("<table class='ledger-summary'><thead><tr><th>chapter</th><th>paper claims reproduced</th>"
-               "<th>differ</th><th>abstract claims tested</th><th>only quoted</th><th>reproduction rows</th>"
-               "<th>differs rows</th><th>consistency</th><th>rows</th><th>hold</th></tr></thead><tbody>")
+        f"data-claims-not-testable='{total['claims_not_testable']}' "
+        f"data-claims-quoted='{total['claims_quoted']}'>"
+        + "".join(f"<p>{esc(t)}</p>" for t in _headline_parts(total, len(data["chapters"]))) + "</div>")
+    cols = ("chapter", "paper claims reproduced", "differ", "not testable", "only quoted (reason)",
+            "abstract claims tested", "our consistency checks", "rows hold")
+    out.append("<table class='ledger-summary'><thead><tr>" + "".join(f"<th>{h}</th>" for h in cols)
+               + "</tr></thead><tbody>")
+    by_id = {}
+    for ch in data["chapters"]:
+        by_id.update({(ch["doc"], c["id"]): c for c in ch["claims"]})
     for ch in data["chapters"]:
         c = ch["counts"]
-        uri = app.builder.get_relative_uri(fromdoc, ch["doc"])
-        quoted = ", ".join(ch["quoted"] + ch["untested"]) or "—"
-        out.append(f"<tr><td><a href='{esc(uri)}'>{esc(ch['title'])}</a></td><td>{len(ch['reproduced'])}</td>"
-                   f"<td>{len(ch['differs'])}</td><td>{ch['abstract_tested']} of {ch['abstract']}</td>"
-                   f"<td>{esc(quoted)}</td><td>{c['reproduces']}</td>"
-                   f"<td>{c['differs']}</td><td>{c['consistency']}</td><td>{c['rows']}</td>"
-                   f"<td>{c['rows'] - c['fails']}</td></tr>")
+        anchor = "ledger-" + re.sub(r"[^a-z0-9]+", "-", ch["doc"].lower())
+        quoted = ", ".join(f"{i} ({by_id[(ch['doc'], i)].get('reason_class') or '?'})" for i in ch["quoted"])
+        quoted += (", " if quoted and ch["untested"] else "") + ", ".join(f"{i} (untested)" for i in ch["untested"])
+        cells = (f"<a href='#{anchor}'>{esc(ch['title'])}</a>", str(len(ch["reproduced"])), str(len(ch["differs"])),
+                 str(len(ch["not_testable"])), esc(quoted) or "—", f"{ch['abstract_tested']} of {ch['abstract']}",
+                 str(c["consistency"]), f"{c['rows'] - c['fails']} of {c['rows']}")
+        out.append("<tr>" + "".join(f"<td data-label='{h}'>{v}</td>" for h, v in zip(cols, cells, strict=True))
+                   + "</tr>")
     out.append("</tbody></table>")
-    head = "".join(f"<th>{h}</th>" for h in ("claim", "tests", "source", "kind", "paper", "predicted", "measured",
-                                            "control (must fail)", "holds"))
     for ch in data["chapters"]:
         d, c = ch["doc"], ch["counts"]
         uri = app.builder.get_relative_uri(fromdoc, d)
         out.append(f"<section class='ledger-chapter' data-doc='{esc(d)}' data-rows='{c['rows']}'>"
                    f"<h2 id='ledger-{esc(re.sub(r'[^a-z0-9]+', '-', d.lower()))}'>{esc(ch['title'])}</h2>")
+        out.append(f"<p class='ledger-chapter-summary'>{_plural(len(ch['reproduced']), 'paper claim', 'paper claims')} "
+                   f"reproduced · {len(ch['differs'])} differ · {len(ch['not_testable'])} not testable here · "
+                   f"{len(ch['quoted'])} only quoted · {c['consistency']} consistency checks · "
+                   f"{c['rows'] - c['fails']} of {c['rows']} rows hold</p>")
         if ch["claims"]:
             out.append("<ul class='ledger-claims'>")
             for pc in ch["claims"]:
                 state = ("reproduced" if pc["id"] in ch["reproduced"] else "differs" if pc["id"] in ch["differs"]
+                         else "not testable here" if pc["id"] in ch["not_testable"]
                          else "quoted only" if pc["id"] in ch["quoted"] else "not tested")
-                why = f" — {esc(pc['why'])}" if pc.get("quoted_only") and pc.get("why") else ""
+                why = ""
+                if pc.get("quoted_only"):
+                    why = f" — {esc(pc.get('reason_class', ''))}: {esc(pc.get('why', ''))}"
                 out.append(f"<li class='ledger-claim' data-state='{esc(state)}'><strong>{esc(pc['id'])}</strong> "
-                           f"({esc(pc.get('where', ''))}, {esc(pc.get('source', ''))}): {esc(pc['text'])} "
+                           f"({esc(pc.get('where', ''))}, {esc(pc.get('source', ''))}): {math_html(pc['text'])} "
                            f"<em>[{esc(state)}]</em>{why}</li>")
             out.append("</ul>")
+        out.append(f"<details class='ledger-chapter-rows'><summary>Every row ({c['rows']})</summary>")
         for t in ch["tables"]:
             href = f"{uri}#{t['anchor']}"
             out.append(f"<p><a class='ledger-link' href='{esc(href)}'>{esc(t['title'])}</a> — "
                        f"{esc(t['status'])}</p>")
-            out.append(f"<table class='ledger-rows'><thead><tr>{head}</tr></thead><tbody>")
-            for r in t["rows"]:
-                mark = ("<span class='verdict-pass' style='color:#1a7f37;font-weight:bold'>holds</span>"
-                        if r["holds"] else
-                        "<span class='verdict-fail' style='color:#b42318;font-weight:bold'>FAILS</span>")
-                ctrl = "; ".join(f"{x['label']}: {x['measured']} ({'PASSES' if x['passes'] else 'fails'})"
-                                 for x in r.get("controls", ()))
-                out.append(f"<tr class='ledger-row' data-kind='{esc(r['kind'])}'><td>{esc(r['claim'])}</td>"
-                           f"<td>{esc(r.get('tests', ''))}</td><td>{esc(r['source'])}</td><td>{esc(r['kind'])}</td>"
-                           f"<td>{esc(r.get('paper', ''))}</td><td>{esc(r['predicted'])}</td>"
-                           f"<td>{esc(r['measured'])}</td><td class='ledger-control'>{esc(ctrl)}</td>"
-                           f"<td>{mark}</td></tr>")
-            out.append("</tbody></table>")
-        out.append("</section>")
+            out.append(render_rows(t["rows"], row_class="ledger-row", control_class="ledger-control",
+                                   open_groups=("reproduces", "differs")))
+        out.append("</details></section>")
     out.append("</div>")
     return "\n".join(out)
 
 
 def _headline(total: dict[str, Any], n_chapters: int) -> str:
-    return (f"Across {n_chapters} chapters: "
-            f"{_plural(total['claims_reproduced'], 'paper claim', 'paper claims')} reproduced, each against a "
-            f"control that fails the same test; "
-            f"{_plural(total['claims_differs'], 'paper claim differs', 'paper claims differ')} from what we "
-            f"measure; {total['consistency']} consistency checks of our own code and algebra; "
-            f"{total['abstract_tested']} of the papers' {total['abstract']} abstract-level claims tested. "
-            f"{total['rows'] - total['fails']} of {total['rows']} verdict rows hold.")
+    return " ".join(_headline_parts(total, n_chapters))
 
 
 def _first_image(app: Sphinx, doc: str) -> str | None:
@@ -276,8 +304,9 @@ def _render_overview(app: Sphinx, fromdoc: str) -> str:
     out = ["<div class='book-overview'>"]
     link = (f" <a href='{esc(app.builder.get_relative_uri(fromdoc, ledger_doc))}'>The claims ledger</a> lists every "
             f"row." if ledger_doc else "")
-    out.append(f"<p class='overview-headline' data-reproduced='{data['totals']['claims_reproduced']}'>"
-               f"<strong>{esc(_headline(data['totals'], len(data['chapters'])))}</strong>{link}</p>")
+    parts = _headline_parts(data["totals"], len(data["chapters"]))
+    out.append(f"<div class='overview-headline' data-reproduced='{data['totals']['claims_reproduced']}'>"
+               f"<p><strong>{esc(parts[0])}</strong></p><p>{esc(parts[1])} {esc(parts[2])}{link}</p></div>")
     out.append("<div class='chapter-cards' style='display:grid;grid-template-columns:repeat(auto-fill,"
                "minmax(15rem,1fr));gap:0.8rem;margin:1rem 0'>")
     prefix = "../" * fromdoc.count("/")  # _images/ sits at the site's root
@@ -286,7 +315,8 @@ def _render_overview(app: Sphinx, fromdoc: str) -> str:
         uri = app.builder.get_relative_uri(fromdoc, ch["doc"])
         img = _first_image(app, ch["doc"])
         status = (f"{_plural(len(ch['reproduced']), 'paper claim', 'paper claims')} reproduced · "
-                  f"{len(ch['differs'])} differ · {c['consistency']} consistency · "
+                  f"{len(ch['differs'])} differ · {len(ch['quoted']) + len(ch['not_testable'])} untested · "
+                  f"{c['consistency']} own checks · "
                   + ("all rows hold" if not c["fails"] else f"{c['fails']} FAIL"))
         fig = (f"<img src='{esc(prefix + img)}' alt='{esc('Headline figure of ' + ch['title'])}' loading='lazy' "
                f"style='width:100%;height:8.5rem;object-fit:contain;background:#fff'>" if img else "")

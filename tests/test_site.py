@@ -309,6 +309,88 @@ def test_no_cdn_in_built_html(built_book):
     assert not offenders, f"pages naming a CDN: {offenders}"
 
 
+# What a reader must never see in a cell's output: warnings, object reprs, a bare None, a raw dict.
+JUNK = [
+    (re.compile(r"\b\w*Warning\b:"), "a warning"),
+    (re.compile(r"<Figure size [^>]*>|array\(\[<Axes|<Axes:|<matplotlib\.[^>]*>"), "an object repr"),
+    (re.compile(r"^\s*None\s*$"), "a bare None"),
+    (re.compile(r"^\s*\{\s*'[^']*'\s*:"), "a raw dict"),
+    (re.compile(r"<theorybook\.[^>]* object at 0x"), "an object repr"),
+]
+
+
+def test_no_junk_in_cell_outputs(built_book):
+    """No chapter shows a warning, a ``<Figure …>``/``array([<Axes …>])`` repr, a bare ``None`` or a raw dict in a
+    cell's output (plain-text and stream outputs of every page in _toc.yml)."""
+    from bs4 import BeautifulSoup
+
+    found = []
+    for page in PAGES:
+        soup = BeautifulSoup((HTML / page).read_text(encoding="utf-8"), "html.parser")
+        for out in soup.select("div.cell_output div.output"):
+            classes = set(out.get("class", ()))
+            if not classes & {"text_plain", "stream", "stderr", "stdout"}:
+                continue
+            text = out.get_text()
+            for pat, what in JUNK:
+                if pat.search(text):
+                    found.append(f"{page}: {what}: {text.strip()[:80]!r}")
+    assert not found, f"junk in cell outputs ({len(found)}): {found[:8]}"
+
+
+
+def _chapter_titles() -> dict[str, str]:
+    from bs4 import BeautifulSoup
+
+    out = {}
+    for page in PAGES:
+        if is_chapter(page):
+            h1 = BeautifulSoup((HTML / page).read_text(encoding="utf-8"), "html.parser").find("h1")
+            out[page] = re.sub(r"\s+", " ", h1.get_text(" ", strip=True).replace("#", "")).strip()
+    return out
+
+
+def test_pdf_of_the_book(built_book):
+    """``make book`` leaves the whole book as one PDF (scripts/make_pdf.py): every chapter's title is in its text,
+    the claims ledger too, and no raw TeX is (MathJax typeset everything before Chromium printed)."""
+    pdf = HTML / "executable-theory.pdf"
+    _need(pdf.is_file(), f"the PDF of the book at {pdf} (make book prints it with Chromium)")
+    exe = shutil.which("pdftotext")
+    _need(exe is not None, "pdftotext (apt-get install poppler-utils)")
+    text = subprocess.run([exe, "-layout", str(pdf), "-"], capture_output=True, text=True, check=True).stdout
+    flat = re.sub(r"\s+", " ", text)
+    pages = text.count("\f")
+    missing = [t for t in _chapter_titles().values() if re.sub(r"\s+", " ", t) not in flat]
+    assert not missing, f"chapter titles not found in the PDF ({pages} pages): {missing}"
+    assert "Claims ledger" in flat and "Contents" in flat, "the PDF lacks the ledger or its table of contents"
+    raw = re.findall(r"\\(?:frac|mathbb|begin\{|operatorname|sqrt\{)|\$\$", text)
+    assert not raw, f"raw TeX in the PDF: {raw[:5]}"
+    assert pages >= 40, f"the PDF has {pages} pages"
+
+
+def test_executed_notebooks(built_book):
+    """Each chapter's download is an executed notebook: its code cells carry the build's outputs, and its first cell
+    says how to install ``theorybook`` to run it again (scripts/takeaways.py)."""
+    import nbformat
+
+    bad = []
+    for page in PAGES:
+        if not is_chapter(page):
+            continue
+        path = HTML / "_sources" / page.replace(".html", ".ipynb")
+        if not path.is_file():
+            bad.append(f"{page}: no {path.relative_to(HTML)}")
+            continue
+        nb = nbformat.read(str(path), as_version=4)
+        code = [c for c in nb.cells if c.cell_type == "code"]
+        with_out = sum(bool(c.get("outputs")) for c in code)
+        if not code or with_out < max(1, len(code) // 2):
+            bad.append(f"{page}: {with_out} of {len(code)} code cells have outputs")
+        if "pip install" not in nb.cells[0].source or "theorybook" not in nb.cells[0].source:
+            bad.append(f"{page}: the first cell does not say how to install theorybook")
+    assert not bad, "; ".join(bad)
+
+
 LEDGER = "book/appendix_ledger.html"
 
 LEDGER_STATE = r"""
@@ -335,6 +417,10 @@ def test_claims_ledger_totals_and_links(browser, static_site):
     wait_for(browser, "return document.readyState === 'complete'", 60, "ledger load")
     s = browser.execute_script(LEDGER_STATE)
     assert s["totals"], "the ledger shows no totals"
+    closed = browser.execute_script("return Array.from(document.querySelectorAll('main details.ledger-chapter-rows'))"
+                                    ".filter((d) => !d.open).length;")
+    assert closed == len(s["chapters"]), "the ledger must open on per-chapter summaries (rows in closed disclosures)"
+    check_reader_layout(browser, LEDGER, ledger=True)
     tot = {k: int(v) for k, v in s["totals"].items()}
     assert tot["rows"] == s["rows"] == sum(c["rows"] for c in s["chapters"]) > 0
     for kind in ("reproduces", "differs", "consistency"):
@@ -597,6 +683,71 @@ def test_live_js_rejects_foreign_hosts():
     assert re.search(r"/\^\[0-9\]\{2,5\}\$/", src)
 
 
+# ---------------------------------------------------------------------------------------------- reading layout
+
+READER_LAYOUT = r"""
+const opened = arguments[0];
+if (opened) document.querySelectorAll('main details.ledger-chapter-rows').forEach((d) => { d.open = true; });
+const vw = window.innerWidth;
+const wide = [], cut = [], braces = [];
+for (const t of document.querySelectorAll('main table.verdicts, main table.ledger-summary')) {
+  if (t.offsetParent === null) continue;  // inside a closed disclosure
+  const box = (t.closest('.cell_output') || t.closest('.claims-ledger') || document.querySelector('main'));
+  const tr = t.getBoundingClientRect(), br = box.getBoundingClientRect();
+  if (tr.right > Math.min(br.right, vw) + 1 || t.scrollWidth > t.clientWidth + 1) {
+    wide.push(`${t.className}: ${Math.round(tr.width)} px in ${Math.round(br.width)} px`);
+  }
+}
+for (const td of document.querySelectorAll('main tr.verdict-row td.verdict-holds')) {
+  if (td.offsetParent === null) continue;
+  const r = td.getBoundingClientRect();
+  if (r.right > vw + 1 || r.left < -1) cut.push(td.closest('tr').querySelector('td').textContent.slice(0, 60));
+}
+for (const e of document.querySelectorAll('main tr.verdict-row, main li.ledger-claim, main .ledger-summary td')) {
+  const m = e.textContent.match(/[_^][{(][^})]*[})]/);
+  if (m) braces.push(m[0]);
+}
+return {wide: wide.slice(0, 5), cut: cut.slice(0, 5), braces: braces.slice(0, 5),
+        rows: document.querySelectorAll('main tr.verdict-row').length};
+"""
+
+
+def check_reader_layout(browser, page: str, *, ledger: bool = False) -> None:
+    """The verdict (or ledger) tables as a reader sees them, on the page the browser shows: at 1400 px and at a
+    phone's 390 px no table is wider than its column, the essentials of every row (down to "holds?") are in view
+    without sideways scrolling, no cell shows raw braces of ASCII maths, and a row's details open and close with
+    the keyboard."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    for width in (1400, 390):
+        browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                                {"width": width, "height": 900, "deviceScaleFactor": 1, "mobile": width < 600})
+        try:
+            time.sleep(0.2)
+            got = browser.execute_script(READER_LAYOUT, ledger)
+        finally:
+            browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+        assert got["rows"] > 0, f"{page}: no verdict rows"
+        assert not got["wide"], f"{page} at {width} px: tables wider than their column: {got['wide']}"
+        assert not got["cut"], f"{page} at {width} px: rows whose verdict is out of view: {got['cut']}"
+        assert not got["braces"], f"{page}: raw braces of ASCII maths in verdict cells: {got['braces']}"
+    summaries = [e for e in browser.find_elements(By.CSS_SELECTOR, "main details.verdict-more > summary")
+                 if e.is_displayed()]
+    assert summaries, f"{page}: no row details to open"
+    first = summaries[0]
+    browser.execute_script("arguments[0].scrollIntoView({block: 'center'}); arguments[0].focus();", first)
+    assert browser.execute_script("return document.activeElement === arguments[0];", first), \
+        f"{page}: a row's details cannot take the keyboard focus"
+    is_open = "return arguments[0].parentElement.open;"
+    first.send_keys(Keys.ENTER)
+    time.sleep(0.1)
+    assert browser.execute_script(is_open, first), f"{page}: Enter did not open a row's details"
+    first.send_keys(Keys.ENTER)
+    time.sleep(0.1)
+    assert not browser.execute_script(is_open, first), f"{page}: Enter did not close a row's details"
+
+
 # ---------------------------------------------------------------------------------------------- static explorers
 
 
@@ -739,3 +890,5 @@ def test_chapter_page(browser, static_site, page, via):
     url = page_url(static_site, page, via)
     check_page_offline(browser, url, page)
     exercise_static_explorers(browser, url, page, load=False)
+    if via == "http":  # the same HTML either way: the reading layout once per chapter
+        check_reader_layout(browser, page)

@@ -93,8 +93,8 @@ from statistics import NormalDist
 from typing import Any
 
 __all__ = ["KINDS", "SOURCES", "PAPER_SOURCES", "TOL_BASES", "PILOT_SEEDS", "MIME", "REASON_CLASSES", "Control",
-           "PaperClaim", "Planted", "Row", "Scan", "Verdicts", "claim_violations", "fmt", "rule_violations",
-           "z_threshold"]
+           "PaperClaim", "Planted", "Row", "Scan", "Verdicts", "claim_violations", "fmt", "math_html", "render_rows",
+           "rule_violations", "z_threshold"]
 
 KINDS = ("reproduces", "differs", "consistency")
 SOURCES = ("paper", "secondary", "derived", "reconstruction")
@@ -648,6 +648,11 @@ class Verdicts:
     def _cells(self, r: Row) -> tuple[str, ...]:
         tol = r.tolerance + (f" — {r.basis}" if r.basis else "")
         note = r.note + (f" [{r.reason}]" if r.reason else "")
+        if r.planted:
+            note += (f" [planted — {r.planted['label']}: {r.planted['measured']} "
+                     f"({'PASSES' if r.planted['passes'] else 'caught'})]")
+        if r.untestable:
+            note += f" [not testable here: {r.untestable}]"
         return (r.claim + (f" [{r.tests}]" if r.tests else ""), r.source, r.paper, r.predicted, r.measured,
                 self._control_cell(r), tol, "holds" if r.holds else "FAILS", note)
 
@@ -658,32 +663,11 @@ class Verdicts:
                 yield kind, rows
 
     def _repr_html_(self) -> str:
-        th = "".join(f"<th style='text-align:left'>{h}</th>" for h in self._HEAD)
-        body = []
-        for kind, rows in self._groups():
-            body.append(f"<tr class='verdict-group verdict-group-{kind}'><th colspan='{len(self._HEAD)}' "
-                        f"style='text-align:left;background:#eef1f5'>{html.escape(_GROUP_TITLE[kind])} "
-                        f"({len(rows)})</th></tr>")
-            for r in rows:
-                cls = "verdict-pass" if r.holds else "verdict-fail"
-                mark_style = ("color:#1a7f37;font-weight:bold" if r.holds
-                              else "color:#b42318;font-weight:bold")
-                cells = []
-                for j, c in enumerate(self._cells(r)):
-                    text = html.escape(c)
-                    if j == 7:
-                        text = f"<span class='{cls}' style='{mark_style}'>{text}</span>"
-                    elif j == 5 and c:
-                        text = f"<span class='verdict-control'>{text}</span>"
-                    cells.append(f"<td style='text-align:left'>{text}</td>")
-                style = "" if r.holds else " style='background:#fde2e1'"
-                body.append(f"<tr class='verdict-row {cls}' data-kind='{kind}'{style}>{''.join(cells)}</tr>")
         n_ok = sum(r.holds for r in self.rows)
-        cap = f"{html.escape(self.title)} — {n_ok}/{len(self.rows)} claims hold"
         payload = json.dumps(self.to_json(), ensure_ascii=False).replace("</", "<\\/")
         return (f"<div class='verdicts-block' id='{self.anchor}'>"
-                f"<table class='verdicts'><caption style='caption-side:top;font-weight:bold'>{cap}</caption>"
-                f"<thead><tr>{th}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+                f"<p class='verdicts-caption'><strong>{html.escape(self.title)}</strong> — {n_ok}/{len(self.rows)} "
+                f"claims hold</p>{render_rows([r.as_dict() for r in self.rows])}"
                 f"<p class='verdict-status'><strong>Status:</strong> {html.escape(self.status())}</p>"
                 f"<script type='application/json' class='theorybook-verdicts'>{payload}</script></div>")
 
@@ -737,6 +721,120 @@ class Verdicts:
         if exc_type is None:
             self.raise_if_failed()
         return False
+
+_COLS = ("claim", "measured · predicted", "control (must fail)", "holds?")
+_STATE_STYLE = {True: "color:#1a7f37;font-weight:bold", False: "color:#b42318;font-weight:bold"}
+
+
+_SUBSUP = re.compile(r"([_^])(\{([^{}]{1,40})\}|\(([^()]{1,40})\))")
+
+
+def math_html(text: str) -> str:
+    """Escape ``text`` for HTML and typeset its ASCII sub- and superscripts: ``x_{t+1}`` and ``x_(t+1)`` become
+    x<sub>t+1</sub>, ``β₂^{−k/2}`` and ``e^(−t)`` become superscripts — so no verdict cell, ledger cell or claim
+    shows raw braces.
+
+    >>> math_html("x_(t+1)/x_t ≤ 2^{−j/4} & more")
+    'x<sub>t+1</sub>/x_t ≤ 2<sup>−j/4</sup> &amp; more'
+    """
+    out, pos = [], 0
+    for m in _SUBSUP.finditer(text):
+        out.append(html.escape(text[pos:m.start()]))
+        tag = "sub" if m.group(1) == "_" else "sup"
+        out.append(f"<{tag}>{html.escape(m.group(3) if m.group(3) is not None else m.group(4))}</{tag}>")
+        pos = m.end()
+    out.append(html.escape(text[pos:]))
+    return "".join(out)
+
+
+def _control_text(c: dict[str, Any]) -> str:
+    return f"{c['label']}: {c['measured']} ({'PASSES' if c['passes'] else 'fails'})"
+
+
+def _planted_text(p: dict[str, Any]) -> str:
+    return f"planted — {p['label']}: {p['measured']} ({'PASSES: not seen' if p['passes'] else 'caught'})"
+
+
+def _details(r: dict[str, Any]) -> str:
+    """The disclosure under a row's claim: everything a reader needs to audit the row, one term per line."""
+    esc = html.escape
+    items: list[tuple[str, str]] = [("source", r.get("source", ""))]
+    if r.get("tests"):
+        items.append(("tests paper claim", r["tests"]))
+    if r.get("paper"):
+        items.append(("paper's value", r["paper"]))
+    tol = r.get("tolerance", "")
+    items.append(("tolerance", tol + (f" — {r['basis']}" if r.get("basis") else "")))
+    for c in r.get("controls") or ():
+        extra = "".join(f" · {k}: {c[k]}" for k in ("why", "tuned", "weak") if c.get(k))
+        items.append(("control" + (" (weak)" if c.get("weak") else ""), _control_text(c) + extra))
+    if r.get("planted"):
+        items.append(("planted control", _planted_text(r["planted"]) + f" · effect: {r['planted']['effect']}"))
+    if r.get("untestable"):
+        items.append(("not testable here", r["untestable"]))
+    sc = r.get("scan")
+    if sc:
+        pairs = ", ".join(f"{v} → {m}" for v, m in zip(sc["values"], sc["measured"], strict=False))
+        items.append((f"scan over {sc['parameter']}", pairs))
+    if r.get("note"):
+        items.append(("note", r["note"]))
+    if r.get("reason"):
+        items.append(("why it fails", r["reason"]))
+    body = "".join(f"<dt>{esc(k)}</dt><dd>{math_html(v)}</dd>" for k, v in items if v)
+    return (f"<details class='verdict-more'><summary>details</summary><dl class='verdict-dl'>{body}</dl>"
+            "</details>")
+
+
+def render_rows(rows: Sequence[dict[str, Any]], *, row_class: str = "", control_class: str = "",
+                open_groups: Sequence[str] = KINDS) -> str:
+    """Rows (as JSON dicts) for reading: one line per row — the claim, measured against predicted (and the paper's
+    value), the control's value (a ``differs`` row's planted control), holds — with the rest (source, tolerance
+    and its basis, every control's why/tuned, the planted effect, the scan, the note) in a keyboard-operable
+    ``<details>`` under the claim. Groups (reproduces · differs · consistency) are collapsible ``<details>``;
+    ``open_groups`` start open. Four columns of fixed share, wrapping text: never wider than the text column.
+    The claims ledger renders its rows with the same component (``row_class='ledger-row'``)."""
+    esc = html.escape
+    out = []
+    for kind in KINDS:
+        group = [r for r in rows if r.get("kind") == kind]
+        if not group:
+            continue
+        n_ok = sum(bool(r.get("holds")) for r in group)
+        head = "".join(f"<th scope='col'>{h}</th>" for h in _COLS)
+        body = []
+        for r in group:
+            ok = bool(r.get("holds"))
+            cls = "verdict-pass" if ok else "verdict-fail"
+            measured = f"<span class='verdict-measured'>{math_html(str(r.get('measured', '')))}</span>"
+            measured += f" <span class='verdict-vs'>vs</span> {math_html(str(r.get('predicted', '')))}"
+            if r.get("paper"):
+                measured += f"<br><span class='verdict-paper'>paper: {math_html(str(r['paper']))}</span>"
+            if r.get("controls"):
+                ctrl = "<br>".join(math_html(_control_text(c)) for c in r["controls"])
+            elif r.get("planted"):
+                ctrl = math_html(_planted_text(r["planted"]))
+            elif r.get("untestable"):
+                ctrl = "not testable here"
+            else:
+                ctrl = "—"
+            if r.get("controls") and r.get("planted"):
+                ctrl += "<br>" + math_html(_planted_text(r["planted"]))
+            ccls = "verdict-control" + (f" {control_class}" if control_class else "")
+            tests = f" <span class='verdict-tests'>[{esc(r['tests'])}]</span>" if r.get("tests") else ""
+            body.append(
+                f"<tr class='verdict-row {cls}{' ' + row_class if row_class else ''}' data-kind='{esc(kind)}'>"
+                f"<td class='verdict-claim' data-label='claim'>{math_html(r.get('claim', ''))}{tests}{_details(r)}</td>"
+                f"<td class='verdict-value' data-label='measured · predicted'>{measured}</td>"
+                f"<td class='{ccls}' data-label='control'>{ctrl}</td>"
+                f"<td class='verdict-holds' data-label='holds?'><span class='{cls}' style='{_STATE_STYLE[ok]}'>"
+                f"{'holds' if ok else 'FAILS'}</span></td></tr>")
+        opened = " open" if kind in open_groups else ""
+        out.append(f"<details class='verdict-group verdict-group-{kind}'{opened}><summary>"
+                   f"{esc(_GROUP_TITLE[kind])} ({len(group)}; {n_ok} hold)</summary>"
+                   f"<table class='verdicts'><colgroup><col class='c-claim'><col class='c-value'>"
+                   f"<col class='c-control'><col class='c-holds'></colgroup><thead><tr>{head}</tr></thead>"
+                   f"<tbody>{''.join(body)}</tbody></table></details>")
+    return "".join(out)
 
 
 def _safe(test: Callable[[Any], bool], x: Any) -> bool:
