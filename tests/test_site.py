@@ -321,7 +321,8 @@ JUNK = [
 
 def test_no_junk_in_cell_outputs(built_book):
     """No chapter shows a warning, a ``<Figure …>``/``array([<Axes …>])`` repr, a bare ``None`` or a raw dict in a
-    cell's output (plain-text and stream outputs of every page in _toc.yml)."""
+    cell's output (plain-text and stream outputs of every page in _toc.yml), and no figure's alt text is its file
+    path."""
     from bs4 import BeautifulSoup
 
     found = []
@@ -335,6 +336,10 @@ def test_no_junk_in_cell_outputs(built_book):
             for pat, what in JUNK:
                 if pat.search(text):
                     found.append(f"{page}: {what}: {text.strip()[:80]!r}")
+        for img in soup.select("main img"):
+            alt = (img.get("alt") or "").strip()
+            if not img.get("src", "").startswith("data:") and (not alt or "_images/" in alt or alt.endswith(".png")):
+                found.append(f"{page}: a figure whose alt text is {alt!r} (scripts/reader_pages.py gives one)")
     assert not found, f"junk in cell outputs ({len(found)}): {found[:8]}"
 
 
@@ -707,7 +712,9 @@ for (const e of document.querySelectorAll('main tr.verdict-row, main li.ledger-c
   const m = e.textContent.match(/[_^][{(][^})]*[})]/);
   if (m) braces.push(m[0]);
 }
-return {wide: wide.slice(0, 5), cut: cut.slice(0, 5), braces: braces.slice(0, 5),
+const searches = Array.from(document.querySelectorAll('.search-button-field, button.search-button'))
+  .filter((e) => e.offsetParent !== null).length;
+return {wide: wide.slice(0, 5), cut: cut.slice(0, 5), braces: braces.slice(0, 5), searches: searches,
         rows: document.querySelectorAll('main tr.verdict-row').length};
 """
 
@@ -732,6 +739,8 @@ def check_reader_layout(browser, page: str, *, ledger: bool = False) -> None:
         assert not got["wide"], f"{page} at {width} px: tables wider than their column: {got['wide']}"
         assert not got["cut"], f"{page} at {width} px: rows whose verdict is out of view: {got['cut']}"
         assert not got["braces"], f"{page}: raw braces of ASCII maths in verdict cells: {got['braces']}"
+        if width == 1400:
+            assert got["searches"] == 1, f"{page}: {got['searches']} search boxes in view (one is enough)"
     summaries = [e for e in browser.find_elements(By.CSS_SELECTOR, "main details.verdict-more > summary")
                  if e.is_displayed()]
     assert summaries, f"{page}: no row details to open"
