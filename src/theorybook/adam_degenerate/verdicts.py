@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ..check import Control, PaperClaim, Verdicts
+from ..check import Control, PaperClaim, Planted, Verdicts
 from .dynamics import adam_path
 from .experiments import SPIRAL_SETTINGS, Spiral, spiral_experiment
 from .theory import fixed_point, linear_rate, log_loss_slope, regime, rmsprop_threshold
@@ -50,19 +50,21 @@ PAPER_CLAIMS: tuple[PaperClaim, ...] = (
     PaperClaim("remark5.8", "Complexity separation: GD needs ε^(−(k−2)) steps, Adam (k−2) ln(1/ε)",
                where="Remark 5.8", source="secondary", quoted_only=True,
                why="the chapter checks the derived exact count 2(k−2)/(−ln β₂) per e-fold as a consistency row; "
-                   "GD is never run down to ε"),
+                   "GD is never run down to ε", reason_class="no measurable consequence"),
     PaperClaim("mixed", "Adam beats GD and momentum along the degenerate direction of 2-D mixed-degeneracy "
                "losses; Hessian spectra concentrated at 0 go with a larger Adam advantage in networks",
                where="Sec. 7", source="secondary", quoted_only=True,
-               why="three of the four 2-D losses and the network settings could not be recovered"),
+               why="three of the four 2-D losses and the network settings could not be recovered",
+               reason_class="paper-scale GPU"),
 )
 
 #: What :func:`headline` reads from the chapter's results (see the chapter for how each is measured).
 HEADLINE_KEYS = (
     "derivations", "rms", "hits", "hits_batched", "per_unit", "steps_per_efold", "rates", "gd_rates", "tails",
-    "flow_bias", "spirals", "L", "level", "lnR_slope", "R_early", "lemma54", "lemma54_coupled", "rms_rates",
+    "flow_bias", "spirals", "L", "lnR_slope", "R_early", "lemma54", "lemma54_coupled", "rms_rates",
     "mult07", "mult07_theory", "spread07", "spread05", "tr05", "cyc", "two_step", "two_step_pred", "spread_flip",
-    "pd_agreement", "pd_controls", "crossing", "crossing_k4", "lam_T", "lam_star", "beta2",
+    "spread_planted", "amp3", "amp_signgd", "pd_agreement", "pd_controls", "crossing", "crossing_k4", "lam_T",
+    "lam_star", "beta2",
 )
 
 
@@ -124,27 +126,36 @@ def headline(r: Mapping[str, Any], *, display: bool = True) -> Verdicts:
     v = Verdicts("Adam on x^k/k — headline claims", display=display, claims=PAPER_CLAIMS)
     b2 = float(r["beta2"])
     L = np.asarray(r["L"])
-    level = float(r["level"])
 
-    # ---- reproduces: linear rate (abstract; Eq. 10) against gradient descent on the same problem
-    for k in (4, 6, 8):
-        ratio, _ = r["rates"][k]
-        v.close(f"rate x_(t+1)/x_t, k={k} (Eq. 10: β₂^(1/(2(k−2))))", ratio, linear_rate(k, b2), rtol=1e-9,
-                kind="reproduces", source="secondary", tests="linear",
-                control=Control(f"GD (lr 0.1), k={k}: median ratio over steps 2000–20000", r["gd_rates"][k][0]),
-                basis="model: median over [2000, floor): transient ≤ |eig|^2000 < 1e-13, rounding 1e-16",
-                note="linear convergence at Eq. 10's rate; GD's ratio creeps towards 1 (sublinear)")
+    gd_why = "the method the paper beats: a constant step without adaptive scaling, sublinear on x^k/k"
+    gd_tuned = ("the third-party reproduction's lr 0.1 (the stable step from x₀ = 1 for every k here); same start, "
+                "same window")
+    # ---- reproduces: linear rate (abstract; Eq. 10) at k = 8, against gradient descent on the same problem
+    ratio8 = r["rates"][8][0]
+    v.close("rate x_(t+1)/x_t, k=8 (Eq. 10: β₂^(1/(2(k−2))))", ratio8, linear_rate(8, b2), rtol=1e-9,
+            kind="reproduces", source="secondary", tests="linear",
+            control=Control("GD (lr 0.1), k=8: median ratio over steps 2000–20000", r["gd_rates"][8][0],
+                            why=gd_why, tuned=gd_tuned),
+            basis="model: median over [2000, floor): transient ≤ |eig|^2000 < 1e-13, rounding 1e-16",
+            note="linear convergence at Eq. 10's rate; GD's ratio creeps towards 1 (sublinear). k = 4 and 6 are "
+                 "read as ln-loss slopes below (one measurement per row)")
+    # ---- reproduces: Fig. 2(a)'s slopes (k = 4, 6), the same runs' ln-loss slope; the paper's rounded values shown
     for k, paper in ((4, -0.0726), (6, -0.0544)):
-        v.close(f"ln-loss slope per step, k={k} (Fig. 2(a))", r["rates"][k][1], log_loss_slope(k, b2), rtol=1e-6,
-                kind="reproduces", source="secondary", paper=paper, tests="fig2a",
-                control=Control(f"GD (lr 0.1), k={k}: ln-loss slope over steps 2000–20000", r["gd_rates"][k][1]),
+        v.close(f"ln-loss slope per step, k={k} (Fig. 2(a): k ln β₂/(2(k−2)))", r["rates"][k][1],
+                log_loss_slope(k, b2), rtol=1e-6, kind="reproduces", source="secondary", paper=paper, tests="fig2a",
+                control=Control(f"GD (lr 0.1), k={k}: ln-loss slope over steps 2000–20000", r["gd_rates"][k][1],
+                                why=gd_why, tuned=gd_tuned),
                 basis="model: least squares of ln L on t over [2000, floor); transient < 1e-13, rounding 1e-16",
-                note="the paper's rounded values are 4 digits of the same k ln β₂/(2(k−2))")
+                note="the paper's rounded values are 4 digits of the same k ln β₂/(2(k−2)); this row also carries "
+                     "the linear-rate claim at this k")
     # ---- reproduces: GD and momentum are sublinear with exponent −1/(k−2); control: the same fit at degree k+2
     for method, k in (("gd", 4), ("gd", 6), ("heavy_ball", 4)):
         v.close(f"{method} tail exponent, k={k} (Theorems 5.1/5.3: −1/(k−2))", r["tails"][method, k], -1 / (k - 2),
                 atol=0.02, kind="reproduces", source="secondary", tests="thm5.1",
-                control=Control(f"{method} on x^{k + 2}: same fit", r["tails"][method, k + 2]),
+                control=Control(f"{method} on x^{k + 2}: same fit", r["tails"][method, k + 2],
+                                why="the rival exponent −1/k of the next degree: a fit that cannot tell k from k + 2 "
+                                    "does not measure the theorem's exponent",
+                                tuned="none needed: the same method, lr, start and window as the row's run"),
                 basis=f"model: gradient flow's own finite-window bias of the exponent is {r['flow_bias'][k]:.0e}; "
                       "momentum/discretisation transients ≲ 0.01",
                 note="log-log slope of |x_t| over steps 2000–20000; the control shows the fit resolves the degree")
@@ -152,15 +163,22 @@ def headline(r: Mapping[str, Any], *, display: bool = True) -> Verdicts:
     # ---- reproduces: Eq. 8 on the phase diagram, against boundaries with wrong exponents
     v.greater("phase diagram: convergence agrees with Eq. 8 off the boundary", r["pd_agreement"], 0.99,
               kind="reproduces", source="secondary", tests="eq8",
-              control=[Control(f"boundary β₁ < β₂^{lab}", val) for lab, val in r["pd_controls"].items()],
+              control=[Control(f"boundary β₁ < β₂^{lab}", val,
+                               why="a rival stability law with as many free parameters (one exponent of β₂)",
+                               tuned="none needed: the same cells and runs scored against the rival exponent")
+                       for lab, val in r["pd_controls"].items()],
               basis="paper: a secondary reproduction reports 99.96 % (50×50, 100k steps); threshold 0.99 fixed "
                     "below it before this run",
               note="40×40 grid, 30k steps; controls: the same cells scored against a wrong exponent")
 
     # ---- reproduces: the three regimes (Theorem 6.1), each against the other regimes' runs
+    same = "none needed: the same batched run (k = 4, η = 1e-3, x₀ = 1, 30k steps), only (β₁, β₂) differs"
     v.less("regime I (β₂ = 0.91) reaches the float64 floor (final L)", L[-1, 0], 1e-100, kind="reproduces",
            source="secondary", tests="thm6.1",
-           control=[Control("regime II run: final L", L[-1, 1]), Control("regime III run: final L", L[-1, 2])],
+           control=[Control("regime II run: final L", L[-1, 1], why="the neighbouring regime across Eq. 8's "
+                            "boundary: fast early convergence but an unstable fixed point", tuned=same),
+                    Control("regime III run: final L", L[-1, 2], why="no fixed point: the SignGD-like regime",
+                            tuned=same)],
            basis="model: the float64 floor for k=4 is ~1e-202 and the SignGD level L(η/2) is 1.6e-14; 1e-100 "
                  "lies ~90 decades from both",
            note="stable linear convergence down to the floor")
@@ -170,21 +188,30 @@ def headline(r: Mapping[str, Any], *, display: bool = True) -> Verdicts:
 
     v.true("regime II (β₂ = 0.895): min L ≤ 1e−100 and final L ≥ 1e10 · min L (spike)", spike(1),
            kind="reproduces", source="secondary", tests="thm6.1", measured=f"{L[:, 1].min():.1e} → {L[-1, 1]:.1e}",
-           control=[Control("regime I run", spike(0), f"{L[:, 0].min():.1e} → {L[-1, 0]:.1e}"),
-                    Control("regime III run", spike(2), f"{L[:, 2].min():.1e} → {L[-1, 2]:.1e}")],
+           control=[Control("regime I run", spike(0), f"{L[:, 0].min():.1e} → {L[-1, 0]:.1e}",
+                            why="the stable side of Eq. 8's boundary, 0.015 away in β₂", tuned=same),
+                    Control("regime III run", spike(2), f"{L[:, 2].min():.1e} → {L[-1, 2]:.1e}",
+                            why="the oscillating regime also rises from low losses", tuned=same)],
            note="a spike = ≥ 10 decades back up after a minimum below 1e-100")
-    lev = float(np.log10(L[-6000:, 2].max() / level))
-    v.between("regime III (β₂ = 0.8): log₁₀(max L over the last 6k steps / L(η/2))", lev, -2.0, 2.0,
-              kind="reproduces", source="secondary", tests="thm6.1",
-              control=Control("regime I run: same measurement", float(np.log10(L[-6000:, 0].max() / level))),
-              basis="paper: '≈ L(η/2)' read, before measuring, as within ±2 decades of loss (|x| within "
-                    "10^(±1/2) of η/2, k = 4)",
-              note="SignGD-like oscillation at the SignGD level; the regime-II run's post-spike tail also sits "
-                   "there, so it is no control for this row")
+    amp = r["amp3"]
+    v.between("regime III (β₂ = 0.8): SignGD level index j = log₂(η / max |x_t|) over the last 6k steps (L(η/2^j))",
+              amp, 1.5, 2.5, kind="differs", source="secondary", tests="thm6.1", paper=1.0,
+              paper_shown="j = 1 (L(η/2), the notes' level)",
+              planted=Planted("SignGD's own 2-cycle x = ±η/2 (β₁ = β₂ = 0: Adam without memory), same measurement",
+                              r["amp_signgd"], effect="an oscillation at exactly the paper's level L(η/2), by "
+                              "construction (start at x₀ = η/2)"),
+              basis="model: the rival levels L(η/2^j) differ by 2^(4) = 16 in loss; the amplitude is assigned to "
+                    "the nearest j on a log scale (half-integers the boundaries), a rule fixed once issue 44 named "
+                    "the rivals L(η/4), L(η/8) — the amplitude 0.29η was then already known",
+              note="the tail's largest |x| is nearer η/4 than η/2: the oscillation is SignGD-like (coupled, "
+                   "see the R_t row) but at the level L(η/4), 16× below the notes' L(η/2)")
     R = r["R_early"]
     v.less("regime III: v_t tracks g_t² — median coupling ratio R_t = v_t/g_t² over steps 1000–3000", R[2], 100.0,
            kind="reproduces", source="secondary", tests="thm6.1",
-           control=[Control("regime I run: same median", R[0]), Control("regime II run: same median", R[1])],
+           control=[Control("regime I run: same median", R[0], why="the decoupled regime the theorem contrasts",
+                            tuned=same),
+                    Control("regime II run: same median", R[1], why="the run nearest in β₂ to regime III's, decoupled "
+                            "only once its fixed point is approached", tuned=same)],
            basis="model: a decoupled run has R_t ≥ e^(t(−ln β₂)/(k−2)) ≥ e^50 by step 1000; 100 = within two "
                  "decades of 1",
            note="the notes say R ≈ 1; measured it is O(10), coupled, far from the decoupled runs")
@@ -193,7 +220,9 @@ def headline(r: Mapping[str, Any], *, display: bool = True) -> Verdicts:
     for j, label in ((4, "RMSProp β₂=0.93"), (0, "Adam β₂=0.91 (regime I)")):
         v.less(f"Lemma 5.4, {label}: max |v_t/v_(t−1) − β₂| from step 3000 to the floor", r["lemma54"][j], 1e-12,
                kind="reproduces", source="secondary", tests="lemma5.4",
-               control=Control("coupled regime-III run (β₂ = 0.8): same measurement", r["lemma54_coupled"]),
+               control=Control("coupled regime-III run (β₂ = 0.8): same measurement", r["lemma54_coupled"],
+                               why="a run where x_t does not go to 0 on the window: the lemma's premise absent",
+                               tuned=same),
                basis="model: remainder (1−β₂)g_t²/v_(t−1) ~ e^(−0.03·3000); rounding ≤ 4 ulp ≈ 1e-15",
                note="v_t decays like β₂^t once decoupled")
 
@@ -204,12 +233,17 @@ def headline(r: Mapping[str, Any], *, display: bool = True) -> Verdicts:
         nb = keys[(i + 1) % len(keys)]
         v.close(f"RMSProp rate, β₂={b}", rr[b], linear_rate(4, b), rtol=1e-7, kind="reproduces",
                 source="secondary", tests="thm5.7",
-                control=Control(f"RMSProp run at β₂={nb}: measured rate", rr[nb]),
+                control=[Control("GD (lr 0.1), k=4: median ratio over steps 2000–20000", r["gd_rates"][4][0],
+                                 why=gd_why, tuned=gd_tuned),
+                         Control(f"RMSProp run at β₂={nb}: measured rate", rr[nb],
+                                 why="the rate of another β₂: a test that accepts it does not resolve β₂",
+                                 tuned=same)],
                 basis="model: median ratio; transient × u* ≤ 1e-8 at the slowest (β₂ = 0.999)",
-                note="the control shows the test resolves β₂")
+                note="the controls show the test tells linear from sublinear, and resolves β₂")
     v.less("RMSProp β₂=0.07 (above the threshold 0.0625): spread of the last 20 per-step ratios", r["spread07"],
            1e-6, kind="reproduces", source="secondary", tests="thm5.7",
-           control=Control("RMSProp β₂=0.05 (below): same spread", r["spread05"]),
+           control=Control("RMSProp β₂=0.05 (below): same spread", r["spread05"],
+                           why="the other side of the claimed threshold, 0.02 away in β₂", tuned=same),
            basis="model: above the threshold the ratio's O(1) deviation shrinks by |f'(u*)| ≈ 0.89 per step, to "
                  "≤ 0.89^150 ≈ 3e-8 by the tail window (the run reaches the floor after ~170 steps at rate 0.51); "
                  "below it a period-2 orbit keeps an O(0.1) spread",
@@ -218,6 +252,10 @@ def headline(r: Mapping[str, Any], *, display: bool = True) -> Verdicts:
     # ---- differs: Eq. 8 as a sufficient condition, at tiny β₂
     v.greater("Theorem 4.1 'stable iff Eq. 8' at (β₁, β₂) = (0.004, 0.03): spread of the tail ratio",
               r["spread_flip"], 0.01, kind="differs", source="secondary", paper=0.0, tests="eq8",
+              paper_shown="0 (a stable fixed point: the ratio settles)",
+              planted=Planted("Adam at (0.004, 0.07), stable by Eq. 8 and above the flip boundary: same spread",
+                              r["spread_planted"], effect="a setting where the fixed point is stable, as Eq. 8 "
+                              "promises at (0.004, 0.03): the ratio settles"),
               basis="model: a stable fixed point leaves a spread ≪ 1e-6 near the floor (as at β₂ = 0.07 above); "
                     "0.01 is four decades above that",
               note="contradicts Eq. 8 read as sufficient (as the notes state it): the derived flip boundary "
@@ -227,7 +265,9 @@ def headline(r: Mapping[str, Any], *, display: bool = True) -> Verdicts:
     v.true("k=2: λ_t crosses 2/η (strongly convex case spikes)", r["crossing"] > 0, kind="reproduces",
            source="secondary", tests="fig1", measured=f"step {r['crossing']}",
            control=Control("k=4 run: λ_t crosses 2/η", r["crossing_k4"] > 0,
-                           f"{'step ' + str(r['crossing_k4']) if r['crossing_k4'] > 0 else 'never'}"),
+                           f"{'step ' + str(r['crossing_k4']) if r['crossing_k4'] > 0 else 'never'}",
+                           why="the degenerate case the paper contrasts: curvature vanishing at the minimum",
+                           tuned="none needed: the same β₁, β₂, η, start and horizon"),
            note="λ_t = x^(k−2)/√v_t grows without bound only when the curvature does not vanish")
 
     # ---- consistency: our algebra, our code, our derived forms
