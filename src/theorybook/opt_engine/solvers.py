@@ -13,10 +13,10 @@ import numpy as np
 import scipy.sparse as sps
 from scipy.optimize import Bounds, LinearConstraint, linprog, milp
 
-from ..validate import number, one_of
-from .problems import ADD, FORMULATIONS, OMIT, RTOL_FEAS, Solution, _dist, _problem, check_params
+from ..validate import integer, memory_guard, number, one_of
+from .spec import ADD, FORMULATIONS, OMIT, RTOL_FEAS, Solution, _arr, _dist, _problem, check_params
 
-__all__ = ["solve"]
+__all__ = ["held_karp", "knapsack_dp", "solve"]
 
 
 def _status(res) -> str:
@@ -483,3 +483,46 @@ _SOLVERS = {"tsp": _solve_tsp, "knapsack": _solve_knapsack, "bin_packing": _solv
             "network_flow": lambda q, o, a, t: _solve_transport(q, o, a, t, arc_caps=True),
             "inventory": _solve_inventory, "pollution": _solve_pollution, "portfolio": _solve_portfolio,
             "production": _solve_production}
+
+
+# -- the specialised exact solvers (independent of HiGHS) --------------------------------------------------------
+def held_karp(dist: Any) -> float:
+    """Exact TSP tour length by the Held–Karp DP: ``g(S, j) = min_{k∈S∖{j}} g(S∖{j}, k) + d_kj`` over subsets
+    ``S ⊆ {1..n−1}``, tour = ``min_j g(S_full, j) + d_j0``. O(2ⁿ n²) time; ``n ≤ 16``."""
+    d = _arr("dist", dist, ndim=2, high=1e12)
+    n = d.shape[0]
+    if d.shape != (n, n) or n < 2 or n > 16:
+        raise ValueError(f"Invalid dist: shape {d.shape} (must be square with 2 ≤ n ≤ 16)")
+    m = n - 1
+    full = 1 << m
+    g = np.full((full, m), np.inf)
+    D = d[1:, 1:]
+    g[1 << np.arange(m), np.arange(m)] = d[0, 1:]
+    subsets = np.arange(full)
+    pop = np.array([bin(S).count("1") for S in range(full)])
+    bit = 1 << np.arange(m)
+    for k in range(2, m + 1):  # by subset size, vectorised over subsets S and last cities j
+        Sk = subsets[pop == k]
+        prev = Sk[:, None] ^ bit[None, :]  # S ∖ {j} (or S ∪ {j} where j ∉ S: masked below)
+        cand = (g[prev] + D.T[None, :, :]).min(2)  # (|Sk|, m): min_k g(S∖{j}, k) + d_kj
+        inS = (Sk[:, None] & bit[None, :]) > 0
+        g[Sk[:, None], np.arange(m)[None, :]] = np.where(inS, cand, np.inf)
+    return float((g[full - 1] + d[1:, 0]).min())
+
+
+def knapsack_dp(weights: Any, values: Any, capacity: Any) -> float:
+    """Exact 0/1 knapsack by the DP ``f_i(c) = max(f_{i−1}(c), f_{i−1}(c − w_i) + v_i)`` on integer weights."""
+    w = _arr("weights", weights, ndim=1, low=1, integral=True, high=1e6)
+    v = _arr("values", values, ndim=1, high=1e9)
+    C = integer("capacity", capacity, 0, 10**7) if not isinstance(capacity, float) else integer(
+        "capacity", capacity, 0, 10**7)
+    if w.size != v.size:
+        raise ValueError(f"Invalid values: {v.size} values for {w.size} weights (must match)")
+    memory_guard(8.0 * (C + 1) * 2, lower="capacity")
+    f = np.zeros(C + 1)
+    for wi, vi in zip(w.astype(int), v, strict=False):
+        if wi <= C:
+            f[wi:] = np.maximum(f[wi:], f[:-wi] + vi if wi > 0 else f + vi)
+    return float(f[C])
+
+

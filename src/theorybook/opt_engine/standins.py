@@ -10,10 +10,10 @@ from typing import Any
 import numpy as np
 
 from ..validate import number, one_of
-from .problems import ADD, RTOL_FEAS, _dist, _problem, check_params
 from .solvers import _added, _first_fit, _inventory_cost
+from .spec import ADD, RTOL_FEAS, _dist, _problem, check_params
 
-__all__ = ["stand_in", "is_feasible", "objective", "grade"]
+__all__ = ["stand_in", "strong_stand_in", "is_feasible", "objective", "grade"]
 
 
 # -- stand-ins (PTR proxies) ------------------------------------------------------------------------------------
@@ -21,16 +21,24 @@ def _tour_len(d: np.ndarray, tour: list[int]) -> float:
     return float(sum(d[tour[k], tour[(k + 1) % len(tour)]] for k in range(len(tour))))
 
 
-def _nn_two_opt(d: np.ndarray) -> np.ndarray:
+def _nn_tour(d: np.ndarray, start: int = 0) -> list[int]:
+    """Nearest-neighbour tour from ``start`` (ties: lowest index)."""
     n = d.shape[0]
-    tour, left = [0], set(range(1, n))
-    while left:  # nearest neighbour from city 0 (ties: lowest index)
+    tour, left = [start], set(range(n)) - {start}
+    while left:
         last = tour[-1]
         nxt = min(left, key=lambda j: (d[last, j], j))
         tour.append(nxt)
         left.remove(nxt)
+    return tour
+
+
+def _two_opt(d: np.ndarray, tour: list[int]) -> np.ndarray:
+    """2-opt, first improvement in scan order: reverse t[i..k] while an exchange gains > 1e-9 (the position of
+    the tour's first city is kept)."""
+    n = d.shape[0]
     t = np.array(tour)
-    if n >= 4:  # 2-opt, first improvement in scan order: reverse t[i..k] while an exchange gains > 1e-9
+    if n >= 4:
         I, K = np.triu_indices(n, 1)
         keep = (I >= 1) & (K <= n - 1)
         I, K = I[keep], K[keep]
@@ -42,11 +50,77 @@ def _nn_two_opt(d: np.ndarray) -> np.ndarray:
                 break
             i, k = I[best], K[best]
             t[i:k + 1] = t[i:k + 1][::-1].copy()
-    tour = t.tolist()
+    return t
+
+
+def _succ(tour: list[int]) -> np.ndarray:
+    n = len(tour)
     succ = np.empty(n, dtype=int)
     for k in range(n):
         succ[tour[k]] = tour[(k + 1) % n]
     return succ
+
+
+def _nn_two_opt(d: np.ndarray) -> np.ndarray:
+    """The single-start PTR proxy: nearest neighbour from city 0, then 2-opt (successor array)."""
+    return _succ(_two_opt(d, _nn_tour(d, 0)).tolist())
+
+
+def _multi_start_two_opt(d: np.ndarray) -> np.ndarray:
+    """The stronger stand-in: nearest neighbour from *every* city, each followed by 2-opt; the shortest tour
+    (successor array). n restarts, so its effort grows with the size knob."""
+    best, best_len = None, math.inf
+    for s0 in range(d.shape[0]):
+        t = _two_opt(d, _nn_tour(d, s0)).tolist()
+        L = _tour_len(d, t)
+        if L < best_len - 1e-12:
+            best, best_len = t, L
+    return _succ(best)
+
+
+def _ratio_greedy(w: np.ndarray, v: np.ndarray, capacity: float) -> np.ndarray:
+    x, room = np.zeros(w.size, dtype=int), capacity
+    for i in np.argsort(-(v / w), kind="stable"):
+        if w[i] <= room:
+            x[i], room = 1, room - w[i]
+    return x
+
+
+def _knapsack_local_search(w: np.ndarray, v: np.ndarray, capacity: float) -> np.ndarray:
+    """The stronger stand-in: the better of the ratio greedy and the most valuable single item, then best-improvement
+    local search over adding one item or swapping one packed item for one unpacked item, until no move gains."""
+    x = _ratio_greedy(w, v, capacity)
+    fits = np.where(w <= capacity)[0]
+    if fits.size and v[fits].max() > v @ x:
+        x = np.zeros(w.size, dtype=int)
+        x[fits[np.argmax(v[fits])]] = 1
+    while True:
+        room = capacity - w @ x
+        add = np.where((x == 0) & (w <= room))[0]
+        if add.size:
+            x[add[np.argmax(v[add])]] = 1
+            continue
+        ins, outs = np.where(x == 0)[0], np.where(x == 1)[0]
+        if not ins.size or not outs.size:
+            break
+        gain = v[ins][:, None] - v[outs][None, :]
+        ok = (w[ins][:, None] - w[outs][None, :] <= room) & (gain > 0)
+        if not ok.any():
+            break
+        a, b = np.unravel_index(np.argmax(np.where(ok, gain, -np.inf)), gain.shape)
+        x[ins[a]], x[outs[b]] = 1, 0
+    return x
+
+
+def strong_stand_in(problem: str, params: dict) -> np.ndarray:
+    """The stronger heuristics of the decay rows (TSP and knapsack only) [reconstruction]: multi-start 2-opt
+    (nearest neighbour from every city, then 2-opt; the best tour) and greedy + local search (the better of the ratio
+    greedy and the best single item, then add/1-swap moves until none gains)."""
+    p = one_of("problem", _problem(problem), ("tsp", "knapsack"))
+    q = check_params(p, params)
+    if p == "tsp":
+        return _multi_start_two_opt(_dist(q["coords"]))
+    return _knapsack_local_search(q["weights"], q["values"], q["capacity"])
 
 
 def _spt_dispatch(p: np.ndarray, mach: np.ndarray) -> np.ndarray:
@@ -82,12 +156,7 @@ def stand_in(problem: str, params: dict) -> np.ndarray:
     if p == "tsp":
         return _nn_two_opt(_dist(q["coords"]))
     if p == "knapsack":
-        w, v = q["weights"], q["values"]
-        x, room = np.zeros(w.size, dtype=int), q["capacity"]
-        for i in np.argsort(-(v / w), kind="stable"):
-            if w[i] <= room:
-                x[i], room = 1, room - w[i]
-        return x
+        return _ratio_greedy(q["weights"], q["values"], q["capacity"])
     if p == "bin_packing":
         return _first_fit(q["sizes"], q["capacity"], np.arange(q["sizes"].size))
     if p == "job_shop":

@@ -7,49 +7,11 @@ import re
 
 import numpy as np
 
-from .problems import _problem, check_params
+from .spec import FIELDS, _problem, check_params
 
 __all__ = ["to_text", "from_text"]
 
 
-# -- text templates -----------------------------------------------------------------------------------------------
-#: Per class: (field, sentence) — ``{}`` holds the comma-separated numbers, ``{i}`` a 1-based row index.
-FIELDS: dict[str, dict[str, str]] = {
-    "tsp": {"coords": "City {i} lies at the map coordinates {}."},
-    "knapsack": {"weights": "The items weigh, in kilograms and in order, {}.",
-                 "values": "Their values, in dollars and in the same order, are {}.",
-                 "capacity": "The knapsack can hold at most {} kilograms."},
-    "bin_packing": {"sizes": "The items have sizes {}.", "capacity": "Every bin has capacity {}."},
-    "job_shop": {"machines": "Job {i} visits the machines in the order {}.",
-                 "times": "Job {i} needs the processing times {} on those machines."},
-    "transportation": {"supply": "The warehouses can ship at most {} units.",
-                       "demand": "The stores require exactly {} units.",
-                       "cost": "Shipping one unit from warehouse {i} to each store costs {}."},
-    "network_flow": {"supply": "The warehouses must ship out exactly {} units.",
-                     "demand": "The stores must receive exactly {} units.",
-                     "cost": "Shipping one unit from warehouse {i} to each store costs {}.",
-                     "arc_capacity": "At most this many units can move from warehouse {i} to each store: {}."},
-    "inventory": {"demand": "The demand in each period is {}.", "order_cost": "Each unit ordered costs {}.",
-                  "holding_cost": "Holding one unit for a period costs {}.",
-                  "shortage_cost": "Each unit of unmet demand costs {}.",
-                  "capacity": "The warehouse holds at most {} units on arrival.",
-                  "initial": "The initial stock is {} units.", "q_min": "Each order must be at least {} units",
-                  "q_max": "and at most {} units.", "lead_time": "Orders arrive after a lead time of {} periods."},
-    "pollution": {"amount": "The sources emit {} tonnes of pollutant.",
-                  "weight": "Their harm weights are {}.",
-                  "removal_pct": "The treatment methods remove {} percent of the pollutant they treat.",
-                  "cost": "Treating one tonne of source {i} with each method costs {}.",
-                  "target_pct": "At least {} percent of the weighted emissions must be removed."},
-    "portfolio": {"returns": "The expected returns, in percent, are {}.", "risk": "The risk scores are {}.",
-                  "lower": "Each asset's share must be at least {}", "upper": "and at most {}.",
-                  "liquid": "The liquidity flags (1 = liquid) are {}.",
-                  "max_risk": "The average risk score may not exceed {}.",
-                  "min_return": "The expected return must be at least {} percent.",
-                  "min_liquid": "At least a share of {} must be in liquid assets."},
-    "production": {"profit": "Each unit of the products earns {}.",
-                   "time": "One unit of product {i} needs, on each operation, the hours {}.",
-                   "available": "The operations have {} hours available."},
-}
 _INTRO = {
     "tsp": "A salesperson must visit every city exactly once and return home to city 1, travelling in straight lines."
            " What is the length of the shortest such tour?",
