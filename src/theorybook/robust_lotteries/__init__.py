@@ -12,7 +12,11 @@ Public API (arguments validated; bad input raises ``ValueError``/``TypeError`` n
 ``guaranteed_win_rate(p, M)`` — ``(1 + min_j (Mᵀp)_j)/2``.
 ``bradley_terry(wins, *, alpha=0.0)`` — Newton MLE, mean-zero scores (torch, batched).
 ``preference_world(...)``, ``sample_comparisons(world, per_pair, seed)`` — the synthetic world and its votes.
-``shifted_populations(w0, rho, n, seed)`` — test populations drawn uniformly from a TV ball (the train–test gap).
+``random_populations(w0, kappa, n, seed)`` — random test populations ``w ~ Dirichlet(κ·w₀)`` (mean w₀: the gap row);
+``shifted_populations(w0, rho, n, seed)`` — test populations uniform in a TV ball (they raise the minority's share:
+the gap row's planted control).
+Studies (:mod:`.studies`): ``sensitivity_study`` (random heterogeneous worlds), ``tv_direct_search`` (the LP against
+a direct worst-case search), ``axiom_checks`` (neutrality, monotonicity of our LP).
 ``world_sweep``, ``replicate_study``; the verdict rows and the paper's claims live in :mod:`.verdicts`
 (``PAPER_CLAIMS``, ``headline``, ``world_verdicts``, ``replicate_verdicts``, ``seeded_verdicts(seed)``,
 ``deterministic_verdicts()``); ``CHAPTER_SEEDS``.
@@ -32,6 +36,7 @@ from .experiment import (
     WorldSweep,
     bradley_terry,
     preference_world,
+    random_populations,
     replicate_study,
     sample_comparisons,
     shifted_populations,
@@ -47,20 +52,23 @@ from .lotteries import (
     tv_ball_vertices,
     worst_case_value,
 )
+from .studies import axiom_checks, sensitivity_study, tv_direct_search
 from .verdicts import (
     PAPER_CLAIMS,
     deterministic_verdicts,
     replicate_verdicts,
     seeded_verdicts,
+    study_verdicts,
     world_verdicts,
 )
 
 __all__ = [
     "CHAPTER_SEEDS", "PAPER_CLAIMS", "RHOS", "Comparisons", "Lottery", "PreferenceWorld", "ReplicateStudy",
     "WorldSweep", "WorstCase", "bradley_terry", "deterministic_verdicts", "guaranteed_win_rate", "margin_matrix",
-    "maximal_lottery", "preference_world", "replicate_study", "replicate_verdicts", "robust_lottery",
-    "sample_comparisons", "seeded_verdicts", "shifted_populations", "tv_ball_vertices", "world_sweep",
-    "world_verdicts", "worst_case_value",
+    "maximal_lottery", "preference_world", "random_populations", "replicate_study", "replicate_verdicts",
+    "robust_lottery", "sample_comparisons", "seeded_verdicts", "shifted_populations", "study_verdicts",
+    "tv_ball_vertices", "world_sweep", "world_verdicts", "worst_case_value", "axiom_checks", "sensitivity_study",
+    "tv_direct_search",
 ]
 
 _M2 = _np.array([[[0.0, 0.5], [-0.5, 0.0]], [[0.0, -0.25], [0.25, 0.0]]])
@@ -75,7 +83,15 @@ FUZZ_BASE = {
     "bradley_terry": {"wins": _np.array([[0, 3], [1, 0]])},
     "sample_comparisons": {"world": preference_world(4, (0.5, 0.5), device="cpu"), "per_pair": 5, "seed": 0},
     "replicate_study": {"world": preference_world(4, (0.5, 0.5), device="cpu"), "per_pair": 5, "replicates": 2,
-                        "with_choix": False, "test_mixes": 2},
+                        "with_choix": False, "test_mixes": 2, "mild_replicates": 2},
+    "random_populations": {"w0": [0.5, 0.3, 0.2], "kappa": 10.0, "n": 3, "seed": 0},
+    "bt_misfit": {"world": preference_world(4, (0.5, 0.5), device="cpu")},
+    "sensitivity_study": {"sigmas": (0.3,), "n": 2},
+    "random_worlds": {"sigma": 0.3, "n": 2},
+    "group_guarantee": {"P": _np.full((2, 3, 3), 0.5)},
+    "tv_direct_search": {"world": preference_world(4, (0.5, 0.3, 0.2), device="cpu"), "h": 0.05, "n_search": 10},
+    "axiom_checks": {"world": preference_world(4, (0.5, 0.3, 0.2), device="cpu"), "n_perm": 1},
+    "study_verdicts": {"sens": None, "tvs": None, "ax": None},
     "shifted_populations": {"w0": [0.5, 0.3, 0.2], "rho": 0.2, "n": 3, "seed": 0},
     "bt_loses_somewhere": {"world": preference_world(4, (0.5, 0.5), device="cpu")},
     "world_sweep": {"world": preference_world(4, (0.5, 0.5), device="cpu"), "rhos": (0.0, 0.3)},

@@ -46,6 +46,7 @@ __all__ = [
     "preference_world",
     "replicate_study",
     "sample_comparisons",
+    "random_populations",
     "shifted_populations",
     "world_sweep",
 ]
@@ -59,10 +60,18 @@ RHO_STAR = 0.4
 N_REPLICATES = 20
 N_CHOIX = 5  # replicates cross-checked against choix (the check is exact, not statistical)
 PER_PAIR = 500
-#: Test populations per replicate for the train–test gap: mixes drawn uniformly from the TV ball of radius
-#: ``SHIFT_RHO`` around w₀ (fixed with the design, before any run).
+#: Test populations per replicate for the train–test gap (fixed with the design, before any run): a *random* shift,
+#: ``w ~ Dirichlet(KAPPA·w₀)`` — mean exactly w₀, so no group is favoured on average (a concentration of 10 is the
+#: spread of a population resampled from about ten annotator cohorts: the minority's share has sd ≈ 0.11) — and, as
+#: the planted control of the gap row, mixes drawn uniformly from the TV ball of radius ``SHIFT_RHO`` around w₀,
+#: which the simplex's edge makes *raise* the minority's share on average (0.15 → ≈ 0.24).
 N_TEST_MIXES = 64
+KAPPA = 10.0
 SHIFT_RHO = RHO_STAR
+#: The milder world of the held-out row's control: the minority's dislike of model A is 0.5 instead of 3, and it is
+#: sampled with half the replicates (the CPU budget of the seeded rows).
+MILD_DISLIKE = 0.5
+MILD_REPLICATES = 10
 
 
 class PreferenceWorld(NamedTuple):
@@ -271,13 +280,26 @@ class ReplicateStudy(NamedTuple):
     supports: list[list[tuple[int, ...]]]  # robust supports per replicate and radius
     # guaranteed win rates (1 + min_j (M̄ᵀp)_j)/2, the same objective for every method (the train–test gap):
     gwr_train: np.ndarray  # (R, n_rho) p_ρ on the train votes, reference population w₀
-    gwr_shift: np.ndarray  # (R, n_rho) p_ρ on the test votes, mean over the replicate's shifted test populations
+    gwr_shift: np.ndarray  # (R, n_rho) p_ρ on the test votes, mean over the replicate's random test populations
     gwr_same: np.ndarray  # (R, n_rho) p_ρ on the test votes, population w₀ (no shift)
-    ml_gwr: np.ndarray  # (R, 3) the ML: train, shifted test, unshifted test
-    r0_gwr: np.ndarray  # (R, 3) the robust LP at ρ = 0 (the no-robustness ablation): the same three
-    r0_heldout: np.ndarray  # (R, n_rho) worst case over the TV ball of radius ρ of p_0 on the test votes
-    bt_certified: np.ndarray  # (R,) min_j (M̂_poolᵀ e_top)_j of the BT top-1 on train (its own certificate)
-    uniform_certified: np.ndarray  # (R,) min_j (M̂_poolᵀ u)_j of the uniform lottery u on train
+    gwr_tvshift: np.ndarray  # (R, n_rho) p_ρ on the test votes, mean over TV-ball-uniform populations (planted)
+    ml_gwr: np.ndarray  # (R, 4) the ML: train, random-shift test, unshifted test, TV-ball-uniform test
+    alt_gwr: np.ndarray  # (R, 2, 4) the same four for the uniform lottery and the 50/50 hedge of A and model 1
+    alt_heldout: np.ndarray  # (R, 2, n_rho) held-out worst case over the TV ball of the uniform lottery, BT top-1
+    ml_supports: list[tuple[int, ...]]  # the maximal lottery's support per replicate
+    mild_diff: np.ndarray  # (MILD_REPLICATES,) held-out row's statistic in the milder world (win-rate units)
+
+
+def random_populations(w0: Any, kappa: float, n: int, seed: int) -> np.ndarray:
+    """``n`` population mixes ``w ~ Dirichlet(κ·w₀)`` (mean exactly w₀: a random shift that favours no group on
+    average; seeded): shape (n, K)."""
+    w = _simplex("w0", w0)
+    k = number("kappa", kappa, 1e-3, 1e6)
+    n = integer("n", n, 1, 100_000)
+    s = integer("seed", seed, 0)
+    if (w <= 0).any():
+        raise ValueError(f"Invalid w0: {w.tolist()} (every share must be > 0 for a Dirichlet shift)")
+    return np.random.default_rng(s).dirichlet(k * w, size=n)
 
 
 def shifted_populations(w0: Any, rho: float, n: int, seed: int) -> np.ndarray:
@@ -302,16 +324,48 @@ def _gwr(p: np.ndarray, Ms: np.ndarray, mixes: np.ndarray) -> np.ndarray:
     return (1.0 + (mixes @ C).min(-1)) / 2.0
 
 
+def _hedge(m: int) -> np.ndarray:
+    """The hand-made hedge: ½ on model A (= 0), ½ on model 1 (the best model by base quality after A)."""
+    h = np.zeros(m)
+    h[0] = h[1] = 0.5
+    return h
+
+
+def _best_alternative(ml: np.ndarray, alt: np.ndarray) -> np.ndarray:
+    """Per replicate, the better of the ML's, the uniform lottery's and the BT top-1's held-out worst case."""
+    return np.maximum(ml, alt.max(1))
+
+
+def _heldout_statistic(Mtr: np.ndarray, Mte: np.ndarray, w0: np.ndarray, tops: np.ndarray, rho: float) -> np.ndarray:
+    """Per replicate, in win-rate units: held-out worst case (TV radius ρ, test votes) of the train-fitted p_ρ minus
+    the best of the non-robust alternatives fitted on the same train votes (ML, uniform, BT top-1)."""
+    R, m = Mtr.shape[0], Mtr.shape[-1]
+    out = np.empty(R)
+    u = np.full(m, 1.0 / m)
+    for i in range(R):
+        p = _robust_raw(Mtr[i], w0, rho).p
+        ml = _maximal_raw(_pooled(Mtr[i], w0)).p
+        e = np.zeros(m)
+        e[tops[i]] = 1.0
+        best = max(_worst_raw(q, Mte[i], w0, rho).value for q in (ml, u, e))
+        out[i] = (_worst_raw(p, Mte[i], w0, rho).value - best) / 2.0
+    return out
+
+
 def replicate_study(world: PreferenceWorld, per_pair: int = PER_PAIR, seed: int = CHAPTER_SEEDS[0], *,
                     replicates: int = N_REPLICATES, rhos: Any = (RHO_STAR,), with_choix: bool = True,
-                    test_mixes: int = N_TEST_MIXES, shift_rho: float = SHIFT_RHO) -> ReplicateStudy:
+                    test_mixes: int = N_TEST_MIXES, shift_rho: float = SHIFT_RHO, kappa: float = KAPPA,
+                    mild_replicates: int = MILD_REPLICATES) -> ReplicateStudy:
     """Train and test data for ``replicates`` replicates drawn as one batch (train = first half of a batch of
     2R, test = second half); lotteries fitted on train, evaluated on train, test and the true margins.
 
     The train–test gap [our reading of the secondary account]: every method is scored by the same objective, its
     guaranteed win rate ``(1 + min_j (M̄ᵀp)_j)/2``, on the train votes of the reference population ``w₀`` and on
-    the test votes of a *shifted* test population — for replicate ``r``, ``test_mixes`` mixes drawn uniformly from
-    the TV ball of radius ``shift_rho`` (seed ``seed·1000003 + r``), averaged — and, as a control, of ``w₀``."""
+    the test votes of a *randomly shifted* test population — for replicate ``r``, ``test_mixes`` mixes
+    ``w ~ Dirichlet(κ·w₀)`` (seed ``seed·1000003 + r``), averaged — and, as the planted control, of mixes uniform in
+    the TV ball of radius ``shift_rho`` (which raise the minority's share); and of ``w₀`` itself (no shift).
+    ``mild_replicates`` replicates of the milder world (dislike :data:`MILD_DISLIKE`, same seed; 0 to skip) give the
+    held-out row's control."""
     if not isinstance(world, PreferenceWorld):
         raise TypeError(f"Invalid world: {type(world).__name__} (must be a PreferenceWorld)")
     R = integer("replicates", replicates, 1, 1000)
@@ -321,6 +375,10 @@ def replicate_study(world: PreferenceWorld, per_pair: int = PER_PAIR, seed: int 
     seed = int(integer("seed", seed, 0))
     T = integer("test_mixes", test_mixes, 1, 10_000)
     srho = number("shift_rho", shift_rho, 1e-3, 1.0)
+    kap = number("kappa", kappa, 1e-3, 1e6)
+    Rm = integer("mild_replicates", mild_replicates, 0, 1000)
+    if not isinstance(with_choix, bool):
+        raise TypeError(f"Invalid with_choix: {with_choix!r} (must be True or False)")
     comp = sample_comparisons(world, per_pair, seed, replicates=2 * R)
     W = comp.wins
     Mtr = margin_matrix(W[:R])  # (R, K, m, m)
@@ -331,8 +389,6 @@ def replicate_study(world: PreferenceWorld, per_pair: int = PER_PAIR, seed: int 
     pooled_wins = W[:R].sum(1)  # (R, m, m) integer counts of the pooled train votes
     scores = bradley_terry(pooled_wins, alpha=0.0)
     sc = np.asarray(to_numpy(scores))
-    if not isinstance(with_choix, bool):
-        raise TypeError(f"Invalid with_choix: {with_choix!r} (must be True or False)")
     gap: float | None = None
     if with_choix:
         import choix
@@ -346,23 +402,28 @@ def replicate_study(world: PreferenceWorld, per_pair: int = PER_PAIR, seed: int 
     cert, held, tru = np.empty(shape), np.empty(shape), np.empty(shape)
     mlc, mltr, mlh, mlt, btt = np.empty(R), np.empty(shape), np.empty(shape), np.empty(shape), np.empty(shape)
     tops = np.argmax(sc, axis=1)
-    supports = []
-    g_tr, g_sh, g_sa, r0h = np.empty(shape), np.empty(shape), np.empty(shape), np.empty(shape)
-    ml_g, r0_g, bt_c, un_c = np.empty((R, 3)), np.empty((R, 3)), np.empty(R), np.empty(R)
+    supports, ml_sup = [], []
+    g_tr, g_sh, g_sa, g_tv = np.empty(shape), np.empty(shape), np.empty(shape), np.empty(shape)
+    ml_g, alt_g, alt_h = np.empty((R, 4)), np.empty((R, 2, 4)), np.empty((R, 2, r.size))
     ref = w0[None]
     u = np.full(m, 1.0 / m)
+    hedge = _hedge(m)
     for i in range(R):  # inputs were validated above; the loop calls the unvalidated cores
-        mixes = shifted_populations(w0, srho, T, (seed * 1_000_003 + i) % 2**63)
+        mixes = random_populations(w0, kap, T, (seed * 1_000_003 + i) % 2**63)
+        tvmix = shifted_populations(w0, srho, T, (seed * 1_000_003 + i) % 2**63)
         pooled = _pooled(Mtr[i], w0)
         ml = _maximal_raw(pooled)
-        r0 = _robust_raw(Mtr[i], w0, 0.0)
+        ml_sup.append(ml.support)
         mlc[i] = float((pooled.T @ ml.p).min())
-        un_c[i] = float((pooled.T @ u).min())
         e_top = np.zeros(m)
         e_top[tops[i]] = 1.0
-        bt_c[i] = float((pooled.T @ e_top).min())
-        for out, p in ((ml_g, ml.p), (r0_g, r0.p)):
-            out[i] = (_gwr(p, Mtr[i], ref)[0], _gwr(p, Mte[i], mixes).mean(), _gwr(p, Mte[i], ref)[0])
+
+        def four(p: np.ndarray, i: int = i, mixes: np.ndarray = mixes, tvmix: np.ndarray = tvmix) -> tuple:
+            return (_gwr(p, Mtr[i], ref)[0], _gwr(p, Mte[i], mixes).mean(), _gwr(p, Mte[i], ref)[0],
+                    _gwr(p, Mte[i], tvmix).mean())
+
+        ml_g[i] = four(ml.p)
+        alt_g[i] = (four(u), four(hedge))
         sup = []
         for a, rho in enumerate(r):
             lot = _robust_raw(Mtr[i], w0, float(rho))
@@ -374,10 +435,14 @@ def replicate_study(world: PreferenceWorld, per_pair: int = PER_PAIR, seed: int 
             mlh[i, a] = _worst_raw(ml.p, Mte[i], w0, rho).value
             mlt[i, a] = _worst_raw(ml.p, Mtrue, w0, rho).value
             btt[i, a] = _worst_raw(e_top, Mtrue, w0, rho).value
-            r0h[i, a] = _worst_raw(r0.p, Mte[i], w0, rho).value
-            g_tr[i, a] = _gwr(lot.p, Mtr[i], ref)[0]
-            g_sh[i, a] = _gwr(lot.p, Mte[i], mixes).mean()
-            g_sa[i, a] = _gwr(lot.p, Mte[i], ref)[0]
+            alt_h[i, :, a] = (_worst_raw(u, Mte[i], w0, rho).value, _worst_raw(e_top, Mte[i], w0, rho).value)
+            g_tr[i, a], g_sh[i, a], g_sa[i, a], g_tv[i, a] = four(lot.p)
         supports.append(sup)
+    mild = np.empty(0)
+    if Rm:
+        mw = preference_world(m, w0, MILD_DISLIKE, device=world.P.device)
+        cm = sample_comparisons(mw, per_pair, seed, replicates=2 * Rm)
+        tm = np.argmax(np.asarray(to_numpy(bradley_terry(cm.wins[:Rm].sum(1), alpha=0.0))), axis=1)
+        mild = _heldout_statistic(margin_matrix(cm.wins[:Rm]), margin_matrix(cm.wins[Rm:]), w0, tm, RHO_STAR)
     return ReplicateStudy(r, comp.per_group, cert, held, tru, mlc, mltr, mlh, mlt, btt, tops, gap, supports,
-                          g_tr, g_sh, g_sa, ml_g, r0_g, r0h, bt_c, un_c)
+                          g_tr, g_sh, g_sa, g_tv, ml_g, alt_g, alt_h, ml_sup, mild)

@@ -16,57 +16,79 @@ Tolerances are fixed here, before any run, from the error model written in each 
 from __future__ import annotations
 
 import math
+from collections import Counter
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
 import sympy as sp
 import torch
 
-from ..check import Control, PaperClaim, Verdicts, z_threshold
+from ..check import Control, PaperClaim, Planted, Scan, Verdicts, z_threshold
 from ..device import to_numpy
 from ..validate import integer, number
 from .experiment import (
     CHAPTER_SEEDS,
+    KAPPA,
+    MILD_DISLIKE,
     N_CHOIX,
+    N_TEST_MIXES,
     PER_PAIR,
     RHO_STAR,
+    SHIFT_RHO,
     PreferenceWorld,
     ReplicateStudy,
     WorldSweep,
     _bt_fit,
     preference_world,
     replicate_study,
+    shifted_populations,
     world_sweep,
 )
 from .lotteries import robust_lottery
+from .studies import (
+    BAD_GUARANTEE,
+    Axioms,
+    Sensitivity,
+    TVSearch,
+    axiom_checks,
+    sensitivity_study,
+    tv_direct_search,
+)
 
-__all__ = ["PAPER_CLAIMS", "CHAPTER_SEEDS", "derivation_verdicts", "world_verdicts", "replicate_verdicts",
-           "headline", "seeded_verdicts", "deterministic_verdicts", "bt_loses_somewhere"]
+#: The gap row's threshold on the narrowing fraction 1 − gap_robust/gap_ML (pilot seeds 9011–9060, see the row).
+GAP_NARROWING = 0.47
+#: The ml-sensitive row's threshold: more than a tenth of the random worlds.
+SENSITIVE_SHARE = 0.1
+
+__all__ = ["PAPER_CLAIMS", "CHAPTER_SEEDS", "BT_MISFIT", "derivation_verdicts", "world_verdicts",
+           "replicate_verdicts", "study_verdicts", "headline", "seeded_verdicts", "deterministic_verdicts",
+           "bt_loses_somewhere", "bt_misfit"]
 
 PAPER_CLAIMS: tuple[PaperClaim, ...] = (
     PaperClaim("bt-line", "Bradley–Terry forces heterogeneous preferences onto one line (a total order), which "
                "misleads when annotators disagree", where="abstract"),
     PaperClaim("ml-guarantee", "a maximal lottery is unexploitable: a model drawn from it wins against any opponent "
-               "at least half the time (Fishburn)", where="abstract"),
+               "at least half the time (Fishburn)", where="abstract", quoted_only=True,
+               reason_class="no measurable consequence",
+               why="the guarantee is the LP's own optimum (von Neumann's minimax theorem): a check of it checks the "
+                   "solver, so it is shown as a consistency row (a best-response scan on every sampled replicate)"),
     PaperClaim("ml-sensitive", "maximal lotteries are sensitive to heterogeneity across annotators and prompts and "
-               "can put weight on models that badly underperform for some subpopulation", where="abstract",
-               quoted_only=True, why="our world is built so that a minority dislikes the pooled Condorcet winner: "
-               "the chapter shows it (glued numbers), it cannot test it"),
+               "can put weight on models that badly underperform for some subpopulation", where="abstract"),
     PaperClaim("robust-reliable", "robust lotteries give more reliable win-rate guarantees across the annotator "
                "distribution (LMArena, HUMAINE)", where="§5 (results)", source="secondary"),
     PaperClaim("gap", "the train–test win-rate gap shrinks from ~6 % to ~2 %", where="§5 (results)",
                source="secondary"),
     PaperClaim("tv-lp", "the robust lottery is a worst case over a total-variation ball of population weights and "
-               "is computed by a linear program", where="§4", source="secondary", quoted_only=True,
-               why="the paper's set and LP could not be read; our TV set and LPs are a reconstruction, checked "
-               "against each other and exact arithmetic (consistency rows)"),
-    PaperClaim("stable-set", "robust lotteries recover a stable set of top models", where="§5", source="secondary",
-               quoted_only=True, why="stability over real leaderboards is not measured in a synthetic world"),
+               "is computed by a linear program", where="§4", source="secondary"),
+    PaperClaim("stable-set", "robust lotteries recover a stable set of top models", where="§5", source="secondary"),
     PaperClaim("axioms", "robust lotteries keep continuity, neutrality and monotonicity", where="§4",
-               source="secondary", quoted_only=True, why="no proof text could be read; not tested"),
+               source="secondary", quoted_only=True, reason_class="no measurable consequence",
+               why="no proof text could be read, so the axioms are checked on our reconstruction of the LP only "
+                   "(neutrality under permutation, monotonicity: consistency rows), not as the paper's claim"),
     PaperClaim("repro-4958", "an unofficial reproduction reports a held-out win rate of 49.58 % at ρ = 0.4 vs "
                "44.48 % for its baseline", where="third-party reproduction", source="secondary", quoted_only=True,
-               why="its data and its baseline are not known"),
+               reason_class="data not shippable", why="its data and its baseline are not known"),
 )
 
 _HIGHS_BASIS = ("model: HiGHS primal/dual feasibility tolerances 1e-10 on O(1) coefficients put LP values and "
@@ -101,6 +123,23 @@ def derivation_verdicts(cyc: Any, inner: Any, exact: Any, highs_value: float) ->
     v.equal("robust LP, rational instance: exact inner dual at p* = exact vertex value", exact.value_dual,
             exact.value_vertex, kind="consistency", source="reconstruction", note="exact rationals")
     return v
+
+
+#: The BT row's threshold: the line misstates some pooled win probability by more than 2 points.
+BT_MISFIT = 0.02
+
+
+def bt_misfit(world: PreferenceWorld) -> tuple[float, tuple[int, int]]:
+    """``max_ij |σ(s_i − s_j) − P̄_ij|`` for the Bradley–Terry scores ``s`` fitted to the pooled true
+    ``P̄ = Σ_k w₀_k P_k``, and the pair where it is largest: 0 exactly when P̄ is of Bradley–Terry form."""
+    if not isinstance(world, PreferenceWorld):
+        raise TypeError(f"Invalid world: {type(world).__name__} (must be a PreferenceWorld)")
+    Pp = torch.einsum("k,kij->ij", world.shares, world.P)
+    s = _bt_fit(Pp, 0.0)
+    fit = torch.sigmoid(s[:, None] - s[None, :])
+    err = np.abs(np.asarray(to_numpy(fit - Pp), dtype=np.float64))
+    i, j = np.unravel_index(int(np.argmax(err)), err.shape)
+    return float(err.max()), (int(min(i, j)), int(max(i, j)))
 
 
 def bt_loses_somewhere(world: PreferenceWorld, leaders: int = 2) -> tuple[float, tuple[int, ...]]:
@@ -145,17 +184,43 @@ def world_verdicts(sw: WorldSweep, world: PreferenceWorld) -> Verdicts:
     v.less("robust value non-increasing in ρ (max increase between consecutive radii)",
            float(np.diff(lp).max()), 1e-9, kind="consistency", source="reconstruction", basis=_HIGHS_BASIS,
            note="the TV balls are nested")
-    worst, top = bt_loses_somewhere(world)
-    m, K = world.P.shape[-1], world.P.shape[0]
-    agree = preference_world(m, to_numpy(world.shares), 0.0, 0, noise=0.0, boost=0.0, device=world.P.device)
-    c_worst, c_top = bt_loses_somewhere(agree)
-    v.less(f"each of the two BT leaders (models {top[0]}, {top[1]}) loses to some model in some group: max over "
-           "them of min_k,j≠i P_k[i, j]", worst, 0.5, kind="reproduces", source="paper", tests="bt-line",
-           control=Control(f"a world whose {K} groups agree (no noise, boost or dislike): leaders {c_top}", c_worst),
-           basis="exact: true P, no sampling; a win probability below ½ is the definition of losing",
-           note="the two leaders' BT scores are nearly tied (see the prose), so the row takes both; the diagonal "
-                "(P = ½) is excluded")
+    mis, pair = bt_misfit(world)
+    K = world.P.shape[0]
+    mild = preference_world(world.P.shape[-1], to_numpy(world.shares), 0.0, 0, boost=0.0, device=world.P.device)
+    agree = preference_world(world.P.shape[-1], to_numpy(world.shares), 0.0, 0, noise=0.0, boost=0.0,
+                             device=world.P.device)
+    v.greater(f"BT's line misstates the pooled preferences: max over pairs of |σ(s_i − s_j) − P̄_ij| (largest at "
+              f"models {pair[0]}, {pair[1]})", mis, BT_MISFIT, kind="reproduces", source="paper", tests="bt-line",
+              control=[Control(f"the same {K} groups disagreeing only by utility noise σ_u = 0.3 (no boost, no "
+                               "dislike)", bt_misfit(mild)[0],
+                               why="a sceptic's null: any spread of tastes makes a one-line fit imperfect — the claim "
+                                   "is that a line misleads when groups *disagree*, so mild noise must not be enough",
+                               tuned="none needed: the same world generator and BT fit, the designed disagreement "
+                                     "removed"),
+                       Control(f"a world whose {K} groups agree (no noise, boost or dislike)", bt_misfit(agree)[0],
+                               why="the one-line world: pooled preferences of Bradley–Terry form",
+                               tuned="none needed: exact population fit",
+                               weak="Bradley–Terry form by construction, so the misfit is 0 up to rounding")],
+              basis="model: 2 points of win probability is what a leaderboard resolves with ≈ 2500 votes per pair "
+                    "(binomial s.e. 0.01, two s.e.); true P, no sampling",
+              note="the line is fitted to the pooled true P (the infinite-data limit of pooled votes). It tests the "
+                   "line, not a single winner: the maximal lottery's own pick (model A) also loses to some model in "
+                   "some group, so 'the top model loses somewhere' could not tell BT from any winner")
     return v
+
+
+_W0 = np.asarray(to_numpy(preference_world().shares), dtype=np.float64)
+
+
+@lru_cache(maxsize=1)
+def _tv_minority() -> float:
+    """The minority's mean share under the planted shift (20 000 mixes uniform in the TV ball; seed 0)."""
+    return float(shifted_populations(_W0, SHIFT_RHO, 20_000, 0)[:, -1].mean())
+
+
+def _z(d: np.ndarray) -> float:
+    sd = float(d.std(ddof=1))
+    return float(d.mean() / (sd / math.sqrt(d.size))) if sd > 0 else math.copysign(math.inf, float(d.mean()))
 
 
 def replicate_verdicts(st: ReplicateStudy) -> Verdicts:
@@ -163,18 +228,16 @@ def replicate_verdicts(st: ReplicateStudy) -> Verdicts:
     if not isinstance(st, ReplicateStudy):
         raise TypeError(f"Invalid st: {type(st).__name__} (must be a ReplicateStudy)")
     R = st.certified.shape[0]
-    if R < 2:
-        raise ValueError("Invalid st: needs at least 2 replicates (a standard error is taken over them)")
+    if R < 2 or st.mild_diff.size < 2:
+        raise ValueError("Invalid st: needs at least 2 replicates and 2 mild-world replicates (an s.e. is taken)")
     v = Verdicts("robust lotteries: sampled rows", display=False)
     a = int(np.argmin(np.abs(st.rhos - RHO_STAR)))
     rho = float(st.rhos[a])
     v.greater(f"maximal lottery is unexploitable on the sampled pooled M̂: min_j (M̂ᵀp)_j, worst of {R} replicates",
-              float(st.ml_certified.min()), -1e-9, kind="reproduces", source="paper", tests="ml-guarantee",
-              control=[Control("the uniform lottery", float(st.uniform_certified.min())),
-                       Control("the BT top-1 (a pure lottery)", float(st.bt_certified.min()))],
+              float(st.ml_certified.min()), -1e-9, kind="consistency", source="paper", tests="ml-guarantee",
               basis=_HIGHS_BASIS,
-              note="a best-response scan of M̂ᵀp, not the LP's own objective; the BT control fails whenever a "
-                   "replicate's BT favourite is not the pooled Condorcet winner (about half of them)")
+              note="a best-response scan of M̂ᵀp (not the LP's reported t), but Fishburn's guarantee is the LP's own "
+                   "optimum, so this checks the solver, not the paper: a consistency row")
     if st.bt_choix_gap is not None:
         v.less(f"own Newton BT = choix ILSR on the pooled train votes (max |Δs|, first {min(R, N_CHOIX)} replicates)",
                st.bt_choix_gap, 1e-6, kind="consistency", source="derived",
@@ -182,42 +245,125 @@ def replicate_verdicts(st: ReplicateStudy) -> Verdicts:
                      "so both land within ≈ 1e-9 of it",
                note="two algorithms for the same MLE: our BT is the one the chapter ranks with")
     z = z_threshold(1e-3)
-    zbasis = (f"model: CLT over {R} iid replicates (independent train and test votes), one-sided bound z·SE with "
-              f"z = z_threshold(1e-3) = {z:.2f}: a zero effect passes with probability ≤ 5e-4")
-    d = (st.heldout[:, a] - st.ml_heldout[:, a]) / 2.0  # win-rate units
-    se = float(d.std(ddof=1) / math.sqrt(R))
-    d0 = (st.r0_heldout[:, a] - st.ml_heldout[:, a]) / 2.0
-    v.greater(f"held-out worst-case win rate over the TV ball ρ = {rho:g}: robust − ML, mean over {R} replicates",
-              float(d.mean()), z * se, kind="reproduces", source="secondary", tests="robust-reliable",
-              control=Control("robust LP at ρ = 0 (no robustness) − ML", float(d0.mean())), basis=zbasis,
-              note=f"fitted on train votes, scored on independent test votes; SE = sd/√{R} = {se:.4f}")
+    zbasis = (f"model: CLT over iid replicates (independent train and test votes), one-sided z > z_threshold(1e-3) "
+              f"= {z:.2f}: a zero effect passes with probability ≤ 5e-4")
+    best = np.maximum(st.ml_heldout[:, a], st.alt_heldout[:, :, a].max(1))
+    d = (st.heldout[:, a] - best) / 2.0  # win-rate units
+    v.greater(f"held-out worst-case win rate over the TV ball ρ = {rho:g}: robust − the best of ML, uniform and BT "
+              f"top-1 (per replicate), z over {R} replicates", _z(d), z, kind="reproduces", source="secondary",
+              tests="robust-reliable",
+              control=Control(f"the same statistic in a milder world (the minority's dislike of A = {MILD_DISLIKE:g} "
+                              f"instead of 3; {st.mild_diff.size} replicates): mean {st.mild_diff.mean():+.4f}",
+                              _z(st.mild_diff),
+                              why="a sceptic's alternative: the held-out advantage is an artefact of fitting a worst "
+                                  "case on finite votes, present in any world; where the minority barely dislikes A "
+                                  "there is little to hedge, and the advantage must vanish",
+                              tuned="the same radius, votes per pair, seed and fitting; half the replicates (CPU "
+                                    "budget), the z uses its own s.e."),
+              basis=zbasis,
+              note=f"fitted on train votes, scored on independent test votes; mean {d.mean():+.4f} (win rate), SE "
+                   f"{d.std(ddof=1) / math.sqrt(R):.4f}; the best alternative is chosen per replicate after scoring, "
+                   "which favours the alternatives")
     gap_ml = st.ml_gwr[:, 0] - st.ml_gwr[:, 1]
     gap_rob = st.gwr_train[:, a] - st.gwr_shift[:, a]
-    dg = gap_ml - gap_rob
-    se_g = float(dg.std(ddof=1) / math.sqrt(R))
-    ctrl_r0 = (gap_ml - (st.r0_gwr[:, 0] - st.r0_gwr[:, 1])).mean()
-    ctrl_same = ((st.ml_gwr[:, 0] - st.ml_gwr[:, 2]) - (st.gwr_train[:, a] - st.gwr_same[:, a])).mean()
-    v.greater(f"train–test gap of the guaranteed win rate, ML gap − robust (ρ = {rho:g}) gap, mean over {R} "
-              "replicates", float(dg.mean()), z * se_g, kind="reproduces", source="secondary", tests="gap",
-              paper="ML ≈ 6 % → robust ≈ 2 % (LMArena/HUMAINE)",
-              control=[Control("robust LP at ρ = 0 in place of p_ρ", float(ctrl_r0)),
-                       Control("no shift: test population = w₀", float(ctrl_same))],
-              basis=zbasis,
-              note=f"gap = (1 + min_j M̄ᵀp)/2 on the train votes at w₀ minus the same on the test votes of a shifted "
-                   f"population (mean over the replicate's uniform draws from the TV ball of radius "
-                   f"{rho:g}); same objective for both lotteries; measured gaps ML {gap_ml.mean():.4f}, robust "
-                   f"{gap_rob.mean():.4f}; SE = {se_g:.4f}")
+    pl_ml = st.ml_gwr[:, 0] - st.ml_gwr[:, 3]
+    pl_rob = st.gwr_train[:, a] - st.gwr_tvshift[:, a]
+    alt_pl = st.alt_gwr[:, :, 0] - st.alt_gwr[:, :, 3]
+    f, f_pl = 1.0 - gap_rob.mean() / gap_ml.mean(), 1.0 - pl_rob.mean() / pl_ml.mean()
+    v.less(f"train–test gap of the guaranteed win rate under a random shift (w ~ Dirichlet(κw₀), κ = {KAPPA:g}): "
+           f"narrowing fraction 1 − robust (ρ = {rho:g}) gap / ML gap, ratio of means over {R} replicates",
+           f, GAP_NARROWING, kind="differs", source="secondary", tests="gap", paper=2.0 / 3.0,
+           paper_shown="≈ 6 % → ≈ 2 %: a narrowing fraction of 2/3 (LMArena/HUMAINE)",
+           planted=Planted("a shift that favours the minority: test mixes uniform in the TV ball of radius "
+                           f"{SHIFT_RHO:g} (mean minority share {_tv_minority():.2f} instead of "
+                           f"{float(_W0[-1]):.2f})", f_pl,
+                           effect=f"the gap narrows there by about the paper's factor: ML {pl_ml.mean():.4f} → robust "
+                                  f"{pl_rob.mean():.4f}; the uniform lottery ({alt_pl[:, 0].mean():.4f}) and a 50/50 "
+                                  f"hedge of A and model 1 ({alt_pl[:, 1].mean():.4f}) narrow it too, so that "
+                                  "narrowing shows 'not a pure strategy', not robustness"),
+           basis=f"pilot: seeds 9011–9060 (50 studies of {R} replicates): f ≤ 0.334 under the random shift and ≥ 0.597 "
+                 f"under the planted shift; the threshold {GAP_NARROWING:g} is their midpoint. (A first design, "
+                 "'no significant narrowing' z < 3.29 on 9001–9020, failed on robustness seed 7017 with z = 4.09: "
+                 "the random-shift narrowing is small but not always zero)",
+           note=f"the same objective for both lotteries (guaranteed win rate on the train votes at w₀ minus on the "
+                f"test votes of {N_TEST_MIXES} random mixes, mean over mixes); gaps ML {gap_ml.mean():.4f}, robust "
+                f"{gap_rob.mean():.4f}. A mean-zero shift lowers the pure ML's guarantee only through the concavity "
+                "of the min, and the hedge buys little or no smaller gap")
+    modal = Counter(x[a] for x in st.supports).most_common(1)[0]
+    bt_mode = Counter(int(t) for t in st.bt_top).most_common(1)[0]
+    ml_mode = Counter(st.ml_supports).most_common(1)[0]
+    v.greater(f"robust lottery (ρ = {rho:g}) recovers a stable set: share of the {R} replicates whose support is the "
+              f"modal support {modal[0]}", modal[1] / R, 1.0 - 0.5 / R, kind="reproduces", source="secondary",
+              tests="stable-set",
+              control=Control(f"the leaderboard's winner (BT top-1; modal model {bt_mode[0]})", bt_mode[1] / R,
+                              why="the paper contrasts a stable set of top models with a single ranking's winner, "
+                                  "which flips between near-tied models on resampled votes",
+                              tuned="none needed: fitted on the same train votes (Newton MLE, no parameter)"),
+              basis="exact: 'stable' read as the same support in every replicate (a share above 1 − 1/(2R))",
+              note=f"the maximal lottery is as stable here ({ml_mode[1]}/{R} replicates at {ml_mode[0]}): model A is "
+                   "the pooled Condorcet winner by a clear margin, so this world cannot show robust lotteries being "
+                   "*more* stable than maximal ones")
+    return v
+
+
+def study_verdicts(sens: Sensitivity, tvs: TVSearch, ax: Axioms) -> Verdicts:
+    """Rows of the deterministic studies: random heterogeneous worlds (ml-sensitive), the LP against a direct
+    worst-case search (tv-lp) and the axioms of our reconstructed LP (consistency)."""
+    if not isinstance(sens, Sensitivity) or not isinstance(tvs, TVSearch) or not isinstance(ax, Axioms):
+        raise TypeError("Invalid sens/tvs/ax: must be the results of sensitivity_study, tv_direct_search, axiom_checks")
+    v = Verdicts("robust lotteries: studies", display=False)
+    sg = np.asarray(sens.sigmas)
+    a = int(np.argmin(np.abs(sg - 0.6)))
+    c = int(np.argmin(sg))
+    n = sens.n_worlds
+    v.greater(f"maximal lotteries put weight on a model whose guaranteed win rate in some group is "
+              f"< {BAD_GUARANTEE:g}: "
+              f"share of {n} random heterogeneous worlds (σ_u = {sg[a]:g}, no designed dislike)",
+              float(sens.ml_share[a]), SENSITIVE_SHARE, kind="reproduces", source="paper", tests="ml-sensitive",
+              control=Control(f"the same share in worlds whose groups barely differ (σ_u = {sg[c]:g})",
+                              float(sens.ml_share[c]),
+                              why="a sceptic's null: the maximal lottery picks a model that some group dislikes "
+                                  "whatever the heterogeneity; the claim says the heterogeneity is the cause",
+                              tuned="none needed: the same worlds' draws of shares and noise, scaled by σ_u"),
+              scan=Scan("σ_u (heterogeneity of the random worlds)", tuple(sens.sigmas),
+                        tuple(round(float(x), 4) for x in sens.ml_share)),
+              basis=f"model: binomial over {n} worlds — a true share ≤ 0.02 exceeds {SENSITIVE_SHARE:g} with "
+                    "probability < 1e-3",
+              note=f"shares over the scan {', '.join(f'{x:.3f}' for x in sens.ml_share)}; the robust lottery (ρ = "
+                   f"{RHO_STAR:g}) does no better in these worlds ({', '.join(f'{x:.3f}' for x in sens.robust_share)}):"
+                   " a larger support holds more models, and an 'average' hedge need not avoid the one a group "
+                   "dislikes")
+    err = max(abs(tvs.direct_at_lp - tvs.t_lp), max(0.0, tvs.best_searched - tvs.t_lp))
+    err_half = max(abs(tvs.direct_at_half - tvs.t_half), max(0.0, tvs.best_searched - tvs.t_half))
+    v.less(f"the robust LP computes the max–min over the TV ball (ρ = {RHO_STAR:g}): |LP value − direct search| (the "
+           f"ball enumerated on {tvs.n_grid} grid points, the outer max over {tvs.n_search} lotteries)", err, 1e-9,
+           kind="reproduces", source="secondary", tests="tv-lp",
+           control=Control(f"the LP solved with the radius halved (ρ = {RHO_STAR / 2:g}: the TV distance ½‖·‖₁ read "
+                           "as ‖·‖₁)", err_half, why="the commonest slip in a TV uncertainty set: a factor 2 in the "
+                                                     "radius gives a plausible lottery and an optimistic value",
+                           tuned="none needed: the same LP and the same direct search"),
+           basis=_HIGHS_BASIS + "; the ball's vertices are grid points (w₀ and ρ are multiples of the step 0.01)",
+           note=f"LP value {tvs.t_lp:.6f}; grid worst case at the LP's p {tvs.direct_at_lp:.6f}; best searched "
+                f"lottery {tvs.best_searched:.6f} (none beats the LP). A check that our LP solves the secondary "
+                "account's objective, not that the paper's LP is ours")
+    v.less(f"neutrality of our robust LP: relabelled models give the relabelled lottery (max |Δp| over {ax.n_perm} "
+           "permutations)", ax.neutrality_gap, 1e-7, kind="consistency", source="reconstruction", tests="axioms",
+           basis=_HIGHS_BASIS + "; the optimum is unique here", note="our reconstruction, not the paper's proof")
+    v.greater(f"monotonicity of our robust LP: raising model i's margins by ε = {ax.eps:g} never lowers p_i (min "
+              "over i of the change)", ax.monotonicity_min, -1e-7, kind="consistency", source="reconstruction",
+              tests="axioms", basis=_HIGHS_BASIS, note="our reconstruction, not the paper's proof")
     return v
 
 
 def headline(cyc: Any, inner: Any, exact: Any, highs_value: float, sw: WorldSweep, world: PreferenceWorld,
-             st: ReplicateStudy, *, display: bool = True) -> Verdicts:
+             st: ReplicateStudy, sens: Sensitivity, tvs: TVSearch, ax: Axioms, *, display: bool = True) -> Verdicts:
     """The chapter's table: derivations, true-P rows and sampled rows, carrying ``PAPER_CLAIMS``."""
     if not isinstance(display, bool):
         raise TypeError(f"Invalid display: {display!r} (must be a bool)")
     v = Verdicts("Robust lotteries — headline claims", display=display, claims=PAPER_CLAIMS)
     v.extend(derivation_verdicts(cyc, inner, exact, highs_value))
     v.extend(world_verdicts(sw, world))
+    v.extend(study_verdicts(sens, tvs, ax))
     v.extend(replicate_verdicts(st))
     return v
 
@@ -241,4 +387,5 @@ def deterministic_verdicts() -> Verdicts:
     world = preference_world()
     v = derivation_verdicts(cyc, inner, exact, highs.value)
     v.extend(world_verdicts(world_sweep(world), world))
+    v.extend(study_verdicts(sensitivity_study(), tv_direct_search(world), axiom_checks(world)))
     return v
