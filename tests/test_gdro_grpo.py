@@ -159,3 +159,36 @@ def test_deterministic_rows_and_their_controls():
     rep = [r for r in v.rows if r.kind == "reproduces"]
     assert {r.tests for r in rep} == {"L4.1", "T4.2"} and all(not c["passes"] for r in rep for c in r.controls)
     assert lemma_check().hard_max_gap > 1e-3 and sqrt_law_check().uniform_gap > 1e-3
+    assert lemma_check().softmax_mean_gap > 1e-3 and sqrt_law_check().proportional_gap > 1e-3
+    assert all(c["why"] and c["tuned"] for r in rep for c in r.controls)
+    assert all(any(not c["weak"] for c in r.controls) for r in rep)
+
+
+def test_claims_tagged_and_tested():
+    from theorybook.check import claim_violations
+    from theorybook.gdro_grpo import PAPER_CLAIMS, deterministic_verdicts, seeded_verdicts, sensitivity_verdicts
+
+    ids = {c.id: c for c in PAPER_CLAIMS}
+    assert ids["T4.2"].where == "abstract" and ids["eq27"].where == "abstract"
+    assert ids["curriculum"].where != "abstract"
+    assert ids["sensitivity"].regime == "η_q" and ids["pass8"].reason_class == "language model"
+    scan = {"eta_q": (0.1, 0.3, 1.0, 3.0), "gain": [0.005, 0.013, 0.045, 0.136],
+            "planted_gain": [0.13, 0.13, 0.14, 0.13]}
+    sv = sensitivity_verdicts(scan)
+    assert sv.passed and sv.rows[0].planted["passes"] is False and sv.rows[0].paper_passes is False
+    rows = deterministic_verdicts().rows + sv.rows + seeded_verdicts(7003).rows
+    assert claim_violations(PAPER_CLAIMS, rows) == []
+    diff = [r for r in rows if r.kind == "differs"]
+    assert {r.tests for r in diff} == {"curriculum", "wse", "sensitivity"}
+    assert all(r.planted is not None or r.untestable for r in diff)
+
+
+def test_eta_scan_small():
+    from theorybook.gdro_grpo import eta_scan, seeded_runs
+
+    sc = eta_scan(1, (0.1, 1.0, 3.0), steps=2, batch=8, seeds=2, n_prompts=30)
+    assert len(sc["gain"]) == 3 and len(sc["planted_gain"]) == 3
+    r = seeded_runs(1, steps=2, batch=8, seeds=2, n_prompts=30)
+    assert set(r) == {"grpo", "prompt_gdro", "rollout_gdro"}
+    with pytest.raises(ValueError):
+        eta_scan(1, (0.1, 1.0))

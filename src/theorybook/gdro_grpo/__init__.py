@@ -18,14 +18,18 @@ Sympy derivations: :mod:`theorybook.gdro_grpo.theory`. Widget: :func:`theorybook
 
 from .experiment import (
     CHAPTER_SEEDS,
+    ETA_SCAN,
+    LR_STAR,
     METHODS,
     PILOT_SEEDS,
     MinimaxToy,
     SimResult,
     allocation_check,
+    eta_scan,
     lemma_check,
     minimax_toy,
     run_methods,
+    seeded_runs,
     simulate,
     sqrt_law_check,
     staircase_check,
@@ -39,13 +43,15 @@ from .theory import (
     neyman_allocation,
     pass_at_k,
 )
-from .verdicts import PAPER_CLAIMS, deterministic_verdicts, seeded_verdicts
+from .verdicts import PAPER_CLAIMS, deterministic_verdicts, seeded_verdicts, sensitivity_verdicts
 
 __all__ = [
-    "CHAPTER_SEEDS", "METHODS", "PAPER_CLAIMS", "PILOT_SEEDS", "MinimaxToy", "SimResult", "allocate_rollouts",
+    "CHAPTER_SEEDS", "ETA_SCAN", "LR_STAR", "METHODS", "PAPER_CLAIMS", "PILOT_SEEDS", "MinimaxToy", "SimResult",
+    "allocate_rollouts",
     "allocation_check", "best_response_arm", "deterministic_verdicts", "entropic_risk", "entropic_weights",
     "exp3p_weights", "lemma_check", "minimax_toy", "neyman_allocation", "pass_at_k", "run_methods",
-    "seeded_verdicts", "simulate", "sqrt_law_check", "staircase_check",
+    "seeded_verdicts", "simulate", "sqrt_law_check", "staircase_check", "eta_scan", "seeded_runs",
+    "sensitivity_verdicts",
 ]
 
 #: Cheap valid arguments for tests/test_api_fuzz.py (the other parameters keep their defaults).
@@ -60,6 +66,10 @@ FUZZ_BASE = {
     "simulate": {"method": "prompt_gdro", "steps": 3, "batch": 8, "seeds": 2, "n_prompts": 50, "curves": False},
     "run_methods": {"seed": 0, "steps": 2, "batch": 8, "seeds": 1, "n_prompts": 30},
     "seeded_verdicts": {"seed": 0},
+    "eta_scan": {"seed": 0, "etas": (0.1, 1.0, 3.0), "steps": 2, "batch": 8, "seeds": 1, "n_prompts": 30},
+    "seeded_runs": {"seed": 0, "steps": 2, "batch": 8, "seeds": 1, "n_prompts": 30},
+    "sensitivity_verdicts": {"scan": {"eta_q": (0.1, 1.0, 3.0), "gain": [0.1, 0.2, 0.3],
+                                      "planted_gain": [0.3, 0.3, 0.3]}},
     "minimax_toy": {"T": 20},
     "derive_zero_sum_advantage": {"n": 2},
 }

@@ -13,43 +13,48 @@ import math
 
 import numpy as np
 
-from ..check import Control, PaperClaim, Verdicts, z_threshold
+from ..check import Control, PaperClaim, Planted, Scan, Verdicts, z_threshold
 from ..validate import integer
 from . import theory
 from .experiment import (
+    LR_STAR,
     PILOT_SEEDS,
     SimResult,
     allocation_check,
     lemma_check,
     minimax_toy,
-    run_methods,
+    seeded_runs,
     sqrt_law_check,
     staircase_check,
 )
 
-__all__ = ["PAPER_CLAIMS", "WORST_GAIN_BOUND", "deterministic_verdicts", "headline", "seeded_verdicts",
-           "simulation_verdicts"]
+__all__ = ["PAPER_CLAIMS", "MATCHED_GAIN_BOUND", "SENSITIVE_RATIO", "deterministic_verdicts", "headline",
+           "seeded_verdicts", "sensitivity_verdicts", "simulation_verdicts"]
 
 PAPER_CLAIMS: tuple[PaperClaim, ...] = (
     PaperClaim("pass8", "Prompt-GDRO and Rollout-GDRO raise pass@8 over GRPO (+9–13 % on Qwen3-1.7B/4B/8B-Base, "
-               "DAPO-Math)", quoted_only=True,
+               "DAPO-Math)", quoted_only=True, reason_class="language model",
                why="needs LLM training; the chapter's 7-parameter simulated policy is not the paper's setting"),
+    PaperClaim("sensitivity", "GDRO shows low sensitivity to several key hyperparameters", regime="η_q"),
     PaperClaim("curriculum", "the adversary over online difficulty bins acts as an emergent curriculum: weight leads "
-               "the data (Δµ = µ_weight − µ_data positive early, then decays)", where="abstract, Fig. 1"),
+               "the data (Δµ = µ_weight − µ_data positive early, then decays)", where="§5, Fig. 1"),
     PaperClaim("wse", "Rollout-GDRO lowers the weighted SE proxy by 37.1 % / 22.6 % / 33.4 % at equal budget",
                where="§5"),
     PaperClaim("L4.1", "entropic GDRO: max_q {Σ q L + H(q)/η} = (1/η) log Σ e^(ηL), softmax maximiser, "
                "max L ≤ R_η ≤ max L + log B/η", where="Lemma 4.1"),
-    PaperClaim("T4.2", "square-root (Neyman) law n*_b = n̄ √v_b / Σ q √v minimises Σ q v/n at budget n̄",
-               where="Theorem 4.2"),
-    PaperClaim("eq27", "no-regret players: duality gap of the averages ≤ (Regret_θ + Regret_q)/T", where="Eq. 27",
-               quoted_only=True,
+    PaperClaim("T4.2", "square-root (Neyman) law n*_b = n̄ √v_b / Σ q √v minimises Σ q v/n at budget n̄ (Theorem 4.2)",
+               where="abstract"),
+    PaperClaim("eq27", "no-regret guarantees: the duality gap of the averaged players ≤ (Regret_θ + Regret_q)/T "
+               "(Eq. 27)", where="abstract", quoted_only=True, reason_class="no measurable consequence",
                why="the inequality holds for any sequence of iterates once the regrets are computed against the best "
                    "fixed comparators, so a numerical check cannot test it; shown as a consistency check"),
 )
 
 # Tolerances fixed on the pilot seeds PILOT_SEEDS before the chapter's seed was run (see the notes).
-WORST_GAIN_BOUND = 0.08
+MATCHED_GAIN_BOUND = 0.05
+SENSITIVE_RATIO = 0.5
+_TUNE = ("pilot: bench/gdro_grpo_tuning.py on PILOT seeds 9001–9003 — GRPO's lr over {0.1, 0.3, 1, 3}, the grid η_q "
+         "got; lr 3 best (worst-topic pass@8 0.99 vs 0.30 at lr 0.3)")
 _PILOT = (f"pilot: seeds 9001–9003 (theorybook.check.PILOT_SEEDS; the chapter's first pilot used "
           f"{PILOT_SEEDS[0]}–{PILOT_SEEDS[-1]}), disjoint from the chapter seed 28 and the robustness seeds 7001–7040")
 
@@ -78,9 +83,17 @@ def deterministic_verdicts() -> Verdicts:
     lc = lemma_check()
     v.less("Lemma 4.1: numerical maximiser (scipy SLSQP) attains (1/η) log Σ e^(ηL) (max |Δ|, 200 random L)",
            lc.gap, 1e-9, kind="reproduces", source="paper", tests="L4.1",
-           control=Control("the hard max max_b L_b (no entropy term)", lc.hard_max_gap),
+           control=[Control("the softmax-weighted loss Σ_b softmax(ηL)_b L_b (the maximiser's value without H/η)",
+                            lc.softmax_mean_gap,
+                            why="a sceptic's closed form: the entropic risk as the softmax-weighted group loss, the "
+                                "quantity GDRO's gradient weights suggest",
+                            tuned="none needed: a closed form with no parameter, on the same 200 instances"),
+                    Control("the hard max max_b L_b (no entropy term)", lc.hard_max_gap,
+                            why="plain GDRO's value, the η → ∞ limit",
+                            tuned="none needed: no parameter",
+                            weak="differs from R_η by the entropy bonus at every finite η, by construction")],
            basis="model: SLSQP with ftol 1e-15 on a smooth strictly concave problem — 1e-9 is its attainable "
-                 "accuracy", note="the control is the value the lemma would have without the entropy bonus")
+                 "accuracy", note="the controls are the values the lemma would have without the entropy bonus")
     v.greater("Lemma 4.1: max L ≤ R_η ≤ max L + log B/η (smallest slack of either bound, 200 random L)",
               min(lc.slack_lo, lc.slack_hi), -1e-12, kind="consistency", source="paper",
               basis="model: float64 log-sum-exp rounding ≤ 1e-12 at these magnitudes",
@@ -92,7 +105,14 @@ def deterministic_verdicts() -> Verdicts:
     sc = sqrt_law_check()
     v.less("Theorem 4.2: closed form = scipy SLSQP minimiser (max relative |Δ|, 50 random instances)", sc.gap, 1e-6,
            kind="reproduces", source="paper", tests="T4.2",
-           control=Control("uniform n_b = n̄ (the do-nothing allocation)", sc.uniform_gap),
+           control=[Control("the rival law n_b ∝ v_b (allocation by variance, same budget)", sc.proportional_gap,
+                            why="the natural rival of the √-law: give rollouts in proportion to the variance to be "
+                                "reduced rather than to its square root",
+                            tuned="none needed: a closed form at the same budget n̄ on the same 50 instances"),
+                    Control("uniform n_b = n̄ (the do-nothing allocation)", sc.uniform_gap,
+                            why="what GRPO does", tuned="none needed: no parameter",
+                            weak="differs from the optimum on every instance with unequal variances, by "
+                                 "construction")],
            basis="model: SLSQP in log-coordinates with ftol 1e-16; its KKT residual leaves ≲ 1e-8 relative error",
            note="independent numerical solve")
     v.less("Theorem 4.2: Σ q n* = n̄ (max |error|)", sc.budget, 1e-12, kind="consistency", source="paper",
@@ -144,25 +164,29 @@ def simulation_verdicts(runs: dict[str, SimResult], ablation: SimResult) -> Verd
 
 
 def seeded_verdicts(seed: int, runs: dict[str, SimResult] | None = None) -> Verdicts:
-    """The stochastic rows the chapter shows (8 runs of 60 steps per method, all from ``seed``)."""
+    """The stochastic rows the chapter shows (8 runs of 60 steps per method, all from ``seed``): GRPO and Prompt-GDRO
+    at the tuned, matched step size ``LR_STAR``; Rollout-GDRO at the default lr (its rows concern the allocation)."""
     s = integer("seed", seed, 0)
     need = ("grpo", "prompt_gdro", "rollout_gdro")
     if runs is not None and (not isinstance(runs, dict) or any(not isinstance(runs.get(k), SimResult) for k in need)):
-        raise TypeError(f"Invalid runs: must be None or a dict from run_methods with SimResult values for {need}")
+        raise TypeError(f"Invalid runs: must be None or a dict from seeded_runs with SimResult values for {need}")
     if runs is None:
-        runs = run_methods(s, methods=need, curves=False)
+        runs = seeded_runs(s)
     g, pg, ro = runs["grpo"], runs["prompt_gdro"], runs["rollout_gdro"]
     v = Verdicts("GDRO for GRPO — simulated policy (stochastic rows)", display=False)
     d = pg.topic_pass8[:, -1].min(1) - g.topic_pass8[:, -1].min(1)
     se = d.std(ddof=1) / math.sqrt(d.size)
     z = z_threshold(1e-3)
-    v.greater(f"simulated policy: Prompt-GDRO (η_q = 3) raises worst-topic pass@8 over GRPO at 60 steps (mean gain "
-              f"over {d.size} paired runs)", d.mean(), WORST_GAIN_BOUND, kind="consistency", source="derived",
-              basis=_PILOT + f": the 8-run mean gain was 0.119–0.148 with a paired run-to-run sd ≤ 0.030, so the "
-                    f"mean has sd ≤ 0.0105; threshold = 0.119 − {z:.2f} × 0.0105 = 0.084, rounded down to "
-                    f"{WORST_GAIN_BOUND:g} (the first pilot, seeds {PILOT_SEEDS[0]}–{PILOT_SEEDS[-1]}, had used 0.1)",
-              note=f"our simulator, not the paper's LLM claim. The gain needs the tuned η_q = 3: at the code default "
-                   f"η_q = 0.1 it nearly vanishes (see the chapter). This run's s.e. {se:.3f}")
+    v.less(f"simulated policy at matched, tuned step sizes (lr = {LR_STAR:g} for both): Prompt-GDRO's (η_q = 3) gain "
+           f"in worst-topic pass@8 over GRPO at 60 steps, mean over {d.size} paired runs",
+           d.mean(), MATCHED_GAIN_BOUND, kind="consistency", source="derived",
+           basis=_TUNE + f": at lr = {LR_STAR:g} the 8-run mean gain was 0.009–0.015 (s.e. ≤ 0.0045); the bound "
+                 f"{MATCHED_GAIN_BOUND:g} is a third of the untuned gain (0.12–0.15 at lr 0.3). (An upper confidence "
+                 "bound, mean + 3.29 s.e., reached 0.049 on the robustness seeds, so the row tests the mean)",
+           note=f"our simulator, not the paper's LLM claim: the large gain the chapter once reported "
+                f"(≈ 0.13 at lr 0.3) "
+                f"came from an untuned GRPO baseline; tuned with the budget η_q got, GRPO reaches worst-topic pass@8 "
+                f"≈ 0.99 and leaves Prompt-GDRO {d.mean():.4f} (s.e. {se:.4f}) to gain")
     last = slice(-20, None)
     x = ro.vhat[:, last].reshape(-1)
     y = ro.arms[:, last].reshape(-1)
@@ -177,28 +201,64 @@ def seeded_verdicts(seed: int, runs: dict[str, SimResult] | None = None) -> Verd
     v.equal("Rollout-GDRO: realised mean rollouts per prompt = n̄ at every step (all runs)",
             bool(np.all(ro.mean_rollouts == 4.0)), True, kind="consistency", source="paper",
             note="the DP meets Σ_b c_b n_b = n̄ Σ_b c_b exactly; unseen prompts get n̄")
-    early = np.abs(pg.delta_mu[:, :10]).mean(1)
-    late = np.abs(pg.delta_mu[:, -10:]).mean(1)
-    dd = early - late
-    sed = dd.std(ddof=1) / math.sqrt(dd.size)
+
+    def leadlag(dm: np.ndarray) -> float:
+        dd = np.abs(dm[:, :10]).mean(1) - np.abs(dm[:, -10:]).mean(1)
+        return float(dd.mean() + z * dd.std(ddof=1) / math.sqrt(dd.size))
+
     v.less(f"Prompt-GDRO lead–lag: |Δµ| over the first 10 steps − over the last 10 (mean over runs, plus {z:.2f} "
-           "s.e.): the gap GROWS here", dd.mean() + z * sed, 0.0, kind="differs", source="paper", tests="curriculum",
-           paper="Δµ(t) = µ_weight − µ_data is positive early and decays",
+           "s.e.): the gap GROWS here", leadlag(pg.delta_mu), 0.0, kind="differs", source="paper", tests="curriculum",
+           paper=0.1, paper_shown="Δµ(t) positive early, then decays: early − late > 0 (Fig. 1 gives no size; a "
+                                  "tenth of a bin stands for 'positive')",
+           planted=Planted("the same runs' Δµ(t) reversed in time", leadlag(pg.delta_mu[:, ::-1]),
+                           effect="a lead that decays, at our runs' own magnitude: the row sees it"),
            basis="model: one-sided upper confidence bound at α = 1e-3 from the runs' paired spread",
            note="from our instance, not a contradiction of the paper: the data never catch up with the weights in 60 "
                 "steps. Sign depends on the bin convention (here bin 0 = lowest accuracy), so the row compares "
-                "magnitudes. Pilot seeds 9001–9003: early ≈ 1.3, late ≈ 3.1 bins")
+                "magnitudes")
     wse_red = 1.0 - ro.wse.mean() / ro.wse_uniform.mean()
+    opt = 1.0 - ro.wse_continuous.mean() / ro.wse_uniform.mean()
     v.between("Rollout-GDRO: weighted SE proxy WSE = Σ_b ĉ_b √v̂_b/√n_b, reduction vs uniform n̄ (mean over steps "
               "and runs)", wse_red, 0.0, 0.10, kind="differs", source="paper", tests="wse", paper=0.226,
+              untestable=f"no allocator can reach the paper's 22.6 % in this simulator: the continuous √-law optimum "
+                         f"on the same runs reduces WSE by {opt:.3f}, and the worlds tried for a planted control "
+                         "(harder, bimodal, impossible common topics) stayed below 0.11 even late in training",
               basis=_PILOT + ": 0.018–0.022 (8 runs each); [0, 0.10] leaves ≥ 0.018 below and ≥ 0.078 above, > 8× "
                     "the seed-to-seed spread",
-              note="from our instance (6 bins, 7-parameter policy): the paper's 22.6 % (also 37.1 %, 33.4 %) is far "
-                   "outside")
+              note=f"from our instance (6 bins, 7-parameter policy): the paper's 22.6 % (also 37.1 %, 33.4 %) is far "
+                   f"outside, but so it is for the optimum ({opt:.3f}), so the row cannot tell a weak allocator from a "
+                   "world without variance to exploit")
     return v
 
 
-def headline(runs: dict[str, SimResult], ablation: SimResult, seed: int = 28) -> Verdicts:
+def sensitivity_verdicts(scan: dict) -> Verdicts:
+    """The η_q-sensitivity row from :func:`~.experiment.eta_scan` (run by the chapter, not per seed)."""
+    if not isinstance(scan, dict) or not {"eta_q", "gain", "planted_gain"} <= set(scan):
+        raise TypeError("Invalid scan: must be eta_scan(...)'s dict (keys eta_q, gain, planted_gain)")
+    v = Verdicts("GDRO for GRPO — sensitivity to η_q", display=False)
+    gain, pl = np.asarray(scan["gain"], dtype=float), np.asarray(scan["planted_gain"], dtype=float)
+
+    def spread(x: np.ndarray) -> float:
+        return float(x.min() / x.max()) if x.max() > 0 else 0.0
+
+    v.less(f"sensitivity to η_q: smallest / largest Prompt-GDRO gain in worst-topic pass@8 over GRPO across the scan "
+           f"η_q ∈ {{{', '.join(f'{e:g}' for e in scan['eta_q'])}}} (lr 0.3, 8 runs per point)", spread(gain),
+           SENSITIVE_RATIO, kind="differs", source="paper", tests="sensitivity", paper=1.0,
+           paper_shown="low sensitivity: about the same gain across the scan (ratio ≈ 1)",
+           planted=Planted("the same scan with η_q frozen at 3 (four independent seed sets)", spread(pl),
+                           effect=f"a hyperparameter without effect by construction: gains "
+                                  f"{', '.join(f'{x:.3f}' for x in pl)}"),
+           scan=Scan("η_q", tuple(scan["eta_q"]), tuple(round(float(x), 4) for x in gain)),
+           basis="model: a ratio below ½ means the gain changes by more than 2× across the scan; each gain is an "
+                 "8-run mean with s.e. ≈ 0.01 (pilot), so a flat gain of ≥ 0.1 gives a ratio above 0.8",
+           note=f"gains {', '.join(f'{x:.3f}' for x in gain)}: the effect needs η_q ≳ 1 at lr 0.3. At the tuned lr "
+                f"{LR_STAR:g} every η_q gives ≤ 0.011 (bench/results/gdro_grpo_tuning.json) — insensitive, because "
+                "tuned GRPO leaves little to gain")
+    return v
+
+
+def headline(runs: dict[str, SimResult], ablation: SimResult, scan: dict, seed: int = 28, *,
+             tuned: dict[str, SimResult] | None = None) -> Verdicts:
     """The chapter's table: every row above, with ``PAPER_CLAIMS`` (shown by the chapter). The arguments are
     checked before any row is computed."""
     _check_runs(runs, ablation)
@@ -206,5 +266,6 @@ def headline(runs: dict[str, SimResult], ablation: SimResult, seed: int = 28) ->
     v = Verdicts("GDRO for GRPO — headline claims", claims=PAPER_CLAIMS)
     v.extend(deterministic_verdicts())
     v.extend(simulation_verdicts(runs, ablation))
-    v.extend(seeded_verdicts(seed, runs))
+    v.extend(sensitivity_verdicts(scan))
+    v.extend(seeded_verdicts(seed, tuned))
     return v
