@@ -52,7 +52,7 @@ def small_pair():
     """A small digits run and its hard teacher with the student-as-regressor (300 steps, width 64)."""
     kw = dict(steps=300, width=64, batch=64, teacher_steps=100, nfe_max=200, solver_max=16)
     d = run_experiment(2, **kw)
-    h = run_experiment(2, teacher="hard", regressor=True, base=d.teacher, **kw)
+    h = run_experiment(2, teacher="hard", regressor=True, augment=True, base=d.teacher, **kw)
     return d, h
 
 
@@ -211,7 +211,7 @@ def test_train_teacher_learns():
 def test_deterministic_and_seeded_verdicts():
     assert deterministic_verdicts().passed
     v = seeded_verdicts(CHAPTER_SEEDS[0])
-    assert v.passed and len(v.rows) == 7
+    assert v.passed and len(v.rows) == 6
 
 
 # -- validation -------------------------------------------------------------------------------------------------
@@ -310,6 +310,31 @@ def test_dense_curves(tiny_run):
 
 
 # -- the hard teacher and the controls ------------------------------------------------------------------------------
+def test_gated_teacher_fixed_point_and_contraction(teacher):
+    """The gated layer f(z, x) = s(x) ⊙ W̄z + u(x): z* solves it, s ∈ [s_min, 1], Picard obeys γ^k, and the
+    linear readout of [f(0, x), x] is exact without the gate and misses with it."""
+    from theorybook.cdeq.training import linear_readout, readout_features
+
+    sp_ = digits_split(0)
+    x = sp_.x_test[:50]
+    for gate_scale, exact in ((0.0, True), (64.0, False)):
+        h = hard_teacher(teacher, 8.0, gate_scale=gate_scale, s_min=0.9, seed=3)
+        zs = h.fixed_point(x)
+        assert float((h.layer(zs, x) - zs).abs().max()) < 1e-10
+        s = h.gate(x)
+        assert (s is None) == exact
+        if s is not None:
+            assert float(s.min()) >= 0.9 and float(s.max()) <= 1.0
+        rel = ((h.picard(x, 20) - zs).norm(dim=-1) / zs.norm(dim=-1)).max()
+        assert float(rel) <= 0.99**20 + 1e-9
+        L = linear_readout(h, sp_)
+        err = float(((readout_features(h, x) @ L - zs).norm(dim=-1) / zs.norm(dim=-1)).mean())
+        assert (err < 1e-3) == exact, err
+        st = ConsistencyStudent(h, width=8)
+        z = torch.randn(50, 64, dtype=torch.float64)
+        assert torch.allclose(st.f_phi(z.float(), x.float()).double(), h.layer(z, x), atol=1e-4)
+
+
 def test_hard_teacher_keeps_w_and_scales_u(teacher):
     h = hard_teacher(teacher, 8.0, seed=3)
     assert torch.allclose(h.W_bar(), teacher.W_bar(), atol=1e-14)
@@ -327,23 +352,35 @@ def test_few_step_ratio_closed_form(tiny_run):
 
 
 def test_controls_fail_the_headline_tests(small_pair):
-    """The student-as-regressor fails A2's test, doing nothing fails it, and on the hard teacher the 0-NFE
-    controls fail A1's 2× test (small runs: the controls are weaker, not stronger, than at the chapter's scale)."""
+    """On a small run the state-using and state-ignoring controls of A2 fail its test, the augmentation ablation and
+    the solvers are what A4 and S1 compare against, and the planted 2× of A1 is caught."""
     d, h = small_pair
-    assert float(h.regressor_states.rel_error.max()) > verdicts.STATE_TOL
+    st = verdicts.statistics(d, h)
+    assert st["a2_ignore"][1] == pytest.approx(1.0)
+    assert st["a2_regressor"][0] > verdicts.STATE_TOL
+    assert st["a2_nojump"][0] == pytest.approx(1.0)
+    assert st["a1_planted"] >= 2.0
+    assert st["s1_solver"] > verdicts.FEW_STEPS
     assert float(h.regressor_states.rel_error[0]) < 1.0  # it did learn the start
-    assert few_step_ratio(h, 1 - h.explicit_accuracy) < 2.0
-    assert few_step_ratio(h, 1 - h.logistic_accuracy) < 2.0
-    assert h.explicit_rel_error > d.explicit_rel_error
+
+
+def test_pilot_numbers_quoted_in_the_rows_match_the_committed_pilot():
+    import json
+    from pathlib import Path
+
+    js = json.loads((Path(__file__).parents[1] / "bench" / "results" / "cdeq_pilot.json").read_text())
+    stats = js["statistics"]
+    for key, vals in verdicts.PILOT.items():
+        got = verdicts._pilot_values(stats, key)
+        assert np.allclose(sorted(vals), sorted(got), rtol=1e-9), key
 
 
 def test_headline_obeys_rules(small_pair):
-    from theorybook.check import rule_violations
+    from theorybook.check import claim_violations, rule_violations
 
     d, h = small_pair
     v = headline(d, h)
-    assert all(not rule_violations(r) for r in v.rows)
-    ids = {c.id for c in PAPER_CLAIMS}
-    assert {r.tests for r in v.rows if r.kind == "reproduces"} <= ids
+    assert all(not rule_violations(r) for r in v.rows), [rule_violations(r) for r in v.rows]
+    assert not claim_violations(PAPER_CLAIMS, v.rows)
     with pytest.raises(ValueError):
         headline(h, d)

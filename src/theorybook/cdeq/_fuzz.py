@@ -20,7 +20,7 @@ def fuzz_base() -> dict:
     teacher = LinearDEQ(seed=0).requires_grad_(False)
     student = ConsistencyStudent(teacher, width=8)
     digits = run_experiment(0, **_CHEAP)
-    hard = run_experiment(0, teacher="hard", regressor=True, base=digits.teacher, **_CHEAP)
+    hard = run_experiment(0, teacher="hard", regressor=True, augment=True, base=digits.teacher, **_CHEAP)
     x = split.x_test[:5]
     return {
         "ConsistencyStudent": {"teacher": teacher, "width": 8},
@@ -41,6 +41,11 @@ def fuzz_base() -> dict:
         "evaluate": {"teacher": teacher, "student": student, "x": x, "y": split.y_test[:5], "nfe_max": 4,
                      "solver_max": 4, "rejump_max": 2},
         "from_states": {"student": student, "x": x, "y": split.y_test[:5]},
+        "refine_curve": {"teacher": teacher, "z1": torch.zeros(5, 64, dtype=torch.float64), "x": x,
+                         "y": split.y_test[:5], "nfe_max": 3},
+        "rejump_curve": {"student": student, "x": x, "y": split.y_test[:5], "rejump_max": 2},
+        "linear_readout": {"teacher": teacher, "split": split},
+        "statistics": {"digits": digits, "hard": hard},
         "score": {"teacher": teacher, "model": digits.explicit, "x": x, "y": split.y_test[:5]},
         "accuracy": {"logits": torch.zeros(3, 2, dtype=torch.float64), "y": torch.zeros(3, dtype=torch.long)},
         "rel_error": {"z": torch.ones(3, 4, dtype=torch.float64), "zstar": torch.ones(3, 4, dtype=torch.float64)},

@@ -16,8 +16,8 @@ from ..validate import finite_tensor, integer, number, one_of
 from .model import _MAX_NFE, KS, ConsistencyStudent, ExplicitStudent, LinearDEQ, _student, _teacher
 from .solvers import solver_trajectory
 
-__all__ = ["MODES", "Curve", "accuracy", "cdeq_infer", "evaluate", "from_states", "nfe_to_match", "rejump_positions",
-           "rel_error", "score"]
+__all__ = ["MODES", "Curve", "accuracy", "cdeq_infer", "evaluate", "from_states", "nfe_to_match", "refine_curve",
+           "rejump_curve", "rejump_positions", "rel_error", "score"]
 
 MODES = ("refine", "rejump")
 
@@ -111,46 +111,78 @@ def evaluate(teacher: LinearDEQ, student: ConsistencyStudent, x: torch.Tensor, y
     zs = teacher.fixed_point(x).detach()
     out: dict[str, Curve] = {}
 
-    zs_norm = zs.norm(dim=-1)
-    W_head, b_head = teacher.head.weight.detach(), teacher.head.bias.detach()
-
     def score_all(zz: Callable[[], Any], n: int) -> Curve:
-        acc, err, chunk = [], [], []
-
-        def flush() -> None:
-            Z = torch.stack(chunk).double()  # (c, B, H): score c iterates at once
-            acc.extend(((Z @ W_head.T + b_head).argmax(-1) == y).double().mean(-1).tolist())
-            err.extend(((Z - zs).norm(dim=-1) / zs_norm).mean(-1).tolist())
-            chunk.clear()
-
-        for z in zz():
-            chunk.append(z)
-            if len(chunk) == 64:
-                flush()
-        if chunk:
-            flush()
-        return Curve(np.arange(1, n + 1, dtype=np.int64), np.asarray(acc), np.asarray(err))
-
-    def picard_from(z0: torch.Tensor, n: int):
-        Wt, u = teacher.W_bar().T, teacher.injection(x)
-        z = z0
-        yield z
-        for _ in range(n - 1):
-            z = z @ Wt + u
-            yield z
+        return _score_iterates(teacher, zs, y, zz(), n)
 
     with torch.no_grad(), one_thread(x.device):
         zero = torch.zeros_like(zs)
-        out["picard"] = score_all(lambda: picard_from(zero @ teacher.W_bar().T + teacher.injection(x), nfe_max),
-                                  nfe_max)
+        out["picard"] = score_all(lambda: _picard_from(teacher, x, teacher.step_fn(x)(zero), nfe_max), nfe_max)
         for m in ("anderson", "broyden"):
             traj = solver_trajectory(teacher, x, solver_max, m)
             out[m] = score_all(lambda traj=traj: iter(traj), solver_max)
         jump = cdeq_infer(student, x, 1)
-        out["cdeq-refine"] = score_all(lambda: picard_from(jump, nfe_max), nfe_max)
-        out["cdeq-rejump"] = score_all(lambda: (cdeq_infer(student, x, n, mode="rejump")
-                                                for n in range(1, rejump_max + 1)), rejump_max)
+        out["cdeq-refine"] = score_all(lambda: _picard_from(teacher, x, jump, nfe_max), nfe_max)
+        out["cdeq-rejump"] = rejump_curve(student, x, y, rejump_max)
     return out
+
+
+def _picard_from(teacher: LinearDEQ, x: torch.Tensor, z1: torch.Tensor, n: int):
+    """``z1``, then ``n − 1`` Picard steps of the teacher's layer from it (the iterates at NFE 1..n)."""
+    step = teacher.step_fn(x)
+    z = z1
+    yield z
+    for _ in range(n - 1):
+        z = step(z)
+        yield z
+
+
+def _score_iterates(teacher: LinearDEQ, zs: torch.Tensor, y: torch.Tensor, iterates: Any, n: int) -> Curve:
+    """Accuracy (through the teacher's head) and mean relative distance to ``zs`` of ``n`` iterates (NFE 1..n)."""
+    W_head, b_head = teacher.head.weight.detach(), teacher.head.bias.detach()
+    zs_norm = zs.norm(dim=-1)
+    acc: list[float] = []
+    err: list[float] = []
+    chunk: list[torch.Tensor] = []
+
+    def flush() -> None:
+        Z = torch.stack(chunk).double()  # (c, B, H): score c iterates at once
+        acc.extend(((Z @ W_head.T + b_head).argmax(-1) == y).double().mean(-1).tolist())
+        err.extend(((Z - zs).norm(dim=-1) / zs_norm).mean(-1).tolist())
+        chunk.clear()
+
+    for z in iterates:
+        chunk.append(z)
+        if len(chunk) == 64:
+            flush()
+    if chunk:
+        flush()
+    return Curve(np.arange(1, n + 1, dtype=np.int64), np.asarray(acc), np.asarray(err))
+
+
+def refine_curve(teacher: LinearDEQ, z1: torch.Tensor, x: torch.Tensor, y: torch.Tensor, nfe_max: int) -> Curve:
+    """A 1-NFE start ``z1`` refined by Picard steps of the teacher's ``f``: accuracy and distance to ``z*`` at NFE
+    1..``nfe_max`` (the "refine" mode of any 1-call predictor, e.g. the linear readout)."""
+    teacher = _teacher(teacher)
+    x = teacher._x(x)
+    y = _labels(y, x.shape[0])
+    nfe_max = integer("nfe_max", nfe_max, 1, _MAX_NFE)
+    z1 = teacher._z(z1, x, "z1")
+    with torch.no_grad(), one_thread(x.device):
+        zs = teacher.fixed_point(x)
+        return _score_iterates(teacher, zs, y, _picard_from(teacher, x, z1, nfe_max), nfe_max)
+
+
+def rejump_curve(student: ConsistencyStudent, x: torch.Tensor, y: torch.Tensor, rejump_max: int = 16) -> Curve:
+    """The student's "re-jump" mode at NFE 1..``rejump_max``: accuracy and distance to ``z*``."""
+    student = _student(student)
+    teacher = student.teacher
+    x = teacher._x(x)
+    y = _labels(y, x.shape[0])
+    rejump_max = integer("rejump_max", rejump_max, 1, 512)
+    with torch.no_grad(), one_thread(x.device):
+        zs = teacher.fixed_point(x)
+        its = (cdeq_infer(student, x, n, mode="rejump") for n in range(1, rejump_max + 1))
+        return _score_iterates(teacher, zs, y, its, rejump_max)
 
 
 def from_states(student: ConsistencyStudent, x: torch.Tensor, y: torch.Tensor, ks: Any = None) -> Curve:

@@ -11,7 +11,7 @@ from torch import nn
 
 from ..device import one_thread, resolve_device
 from ..validate import integer, number, one_of
-from .evaluation import Curve, _budgets, evaluate, from_states, score
+from .evaluation import Curve, _budgets, cdeq_infer, evaluate, from_states, refine_curve, rejump_curve, score
 from .model import (
     ConsistencyStudent,
     ExplicitStudent,
@@ -21,25 +21,45 @@ from .model import (
     hard_teacher,
     teacher_labels,
 )
-from .training import explicit_distillation, logistic_regression, regressor_student, train_student, train_teacher
+from .training import (
+    explicit_distillation,
+    linear_readout,
+    logistic_regression,
+    readout_features,
+    regressor_student,
+    train_student,
+    train_teacher,
+)
 
-__all__ = ["BATCH", "CHAPTER_SEEDS", "GAIN", "LR", "START_SHARE", "STEPS", "TEACHERS", "WIDTH", "Run",
-           "run_experiment"]
+__all__ = ["AUGMENT", "BATCH", "CHAPTER_SEEDS", "EXPLICIT_ACT", "EXPLICIT_LR", "GAIN", "GATE_SCALE", "LR", "LR_GRID",
+           "START_SHARE", "STEPS", "S_MIN", "TEACHERS", "WIDTH", "Run", "run_experiment"]
 
 #: The seed of the chapter's experiment (split, teachers, students and controls all derive from it).
 CHAPTER_SEEDS = (0,)
 #: The chapter's scale (a parameter; the issue's is steps 2000, width 256, batch 256, lr 1e-3, uniform positions).
-STEPS, WIDTH, BATCH, LR, START_SHARE = 1000, 128, 128, 3e-3, 0.25
-#: The hard teacher's gain on ``U`` and ``b`` (chosen in development so that a shallow regressor misses ``z*``).
+STEPS, WIDTH, BATCH, START_SHARE = 1000, 128, 128, 0.25
+#: The step-size grid every trained model is tuned over (pilot seeds 9001–9003, a 1100/300 validation split of the
+#: training images, the student's budget: ``bench/cdeq_pilot.py``, ``bench/results/cdeq_pilot.json``).
+LR_GRID = (1e-3, 3e-3, 1e-2)
+#: The tuned choices: the student's step size, and the explicit regressor's step size and nonlinearity (grid
+#: ``LR_GRID`` × {SiLU, tanh}; tanh is the teacher's own nonlinearity).
+LR, EXPLICIT_LR, EXPLICIT_ACT = 1e-2, 1e-2, "tanh"
+#: The paper code's augmentation probability (each coordinate of a training state replaced by z*'s), for A4.
+AUGMENT = 0.1
+#: The hard teacher's gain on ``U`` and ``b`` (steep features a regressor from ``x`` must learn).
 GAIN = 8.0
+#: The hard teacher's input gate (:meth:`~theorybook.cdeq.model.LinearDEQ.gate`): scale of ``G`` and the floor s_min.
+GATE_SCALE, S_MIN = 64.0, 0.9
 TEACHERS = ("digits", "hard")
 CURVES = ("picard", "anderson", "broyden", "cdeq-refine", "cdeq-rejump")
 
 
 class Run(NamedTuple):
     """Everything one run measures: the data (labels: the true digits, or the hard teacher's own predictions), the
-    models, the curves per method (every NFE from 1), the student from intermediate states (``states``; and the
-    student-as-regressor's, ``regressor_states``, when it was trained), and the 0-NFE controls' scores."""
+    models, the curves per method (every NFE from 1; ``curves["readout"]``: the linear readout of the first layer
+    call, refined by Picard steps), the student from intermediate states (``states``; and the student-as-regressor's,
+    ``regressor_states``, when it was trained), the 0-NFE controls' scores and, when trained, the student with the
+    paper's augmentation (``augmented``) and its re-jump curve (``augmented_rejump``)."""
 
     split: Split
     teacher: LinearDEQ
@@ -56,11 +76,15 @@ class Run(NamedTuple):
     explicit_rel_error: float
     logistic_accuracy: float
     config: dict[str, Any]
+    augmented: ConsistencyStudent | None = None
+    augmented_rejump: Curve | None = None
 
 
 def run_experiment(seed: int = 0, *, teacher: str = "digits", steps: int = STEPS, width: int = WIDTH,
                    batch: int = BATCH, lr: float = LR, start_share: float = START_SHARE, teacher_steps: int = 200,
-                   gain: float = GAIN, regressor: bool = False, nfe_max: int = 512, solver_max: int = 48,
+                   gain: float = GAIN, gate_scale: float = GATE_SCALE, s_min: float = S_MIN,
+                   regressor: bool = False, augment: bool = False, explicit_lr: float = EXPLICIT_LR,
+                   explicit_act: str = EXPLICIT_ACT, nfe_max: int = 512, solver_max: int = 48,
                    base: LinearDEQ | None = None, device: str | torch.device | None = None) -> Run:
     """The chapter's experiment at seed ``seed`` on the ``"digits"`` teacher (trained on the true labels) or the
     ``"hard"`` teacher (:func:`~theorybook.cdeq.model.hard_teacher` of the digits teacher, scored on its own
@@ -72,21 +96,29 @@ def run_experiment(seed: int = 0, *, teacher: str = "digits", steps: int = STEPS
     nfe_max, solver_max = _budgets(nfe_max, solver_max)  # before any training
     if base is not None and not isinstance(base, LinearDEQ):
         raise TypeError(f"Invalid base: {type(base).__name__} (must be a LinearDEQ or None)")
-    if not isinstance(regressor, bool):
-        raise TypeError(f"Invalid regressor: {regressor!r} (must be a bool)")
+    for name, flag in (("regressor", regressor), ("augment", augment)):
+        if not isinstance(flag, bool):
+            raise TypeError(f"Invalid {name}: {flag!r} (must be a bool)")
     with one_thread(resolve_device(device)):
         split = digits_split(seed, device=device)
         t = base if base is not None else train_teacher(split, steps=teacher_steps, seed=seed)
         if teacher == "hard":
-            t = hard_teacher(t, gain, seed=seed + 1)
+            t = hard_teacher(t, gain, gate_scale=gate_scale, s_min=s_min, seed=seed + 1)
             split = teacher_labels(t, split)
         kw = {"steps": steps, "lr": lr, "batch": batch, "seed": seed, "width": width}
         student, ema = train_student(t, split, start_share=start_share, **kw)
-        explicit = explicit_distillation(t, split, **kw)
+        explicit = explicit_distillation(t, split, **{**kw, "lr": explicit_lr}, act=explicit_act)
         logistic = logistic_regression(split)
         reg = regressor_student(t, split, **kw) if regressor else None
+        aug = train_student(t, split, start_share=start_share, augment=AUGMENT, **kw)[0] if augment else None
         x, y = split.x_test, split.y_test
         curves = evaluate(t, student, x, y, nfe_max=nfe_max, solver_max=solver_max)
+        L = linear_readout(t, split)
+        with torch.no_grad():
+            curves["readout"] = refine_curve(t, readout_features(t, x) @ L, x, y, nfe_max)
+            if reg is not None:
+                curves["regressor-refine"] = refine_curve(t, cdeq_infer(reg, x, 1), x, y, nfe_max)
+        aug_rejump = rejump_curve(aug, x, y) if aug is not None else None
         states = from_states(student, x, y)
         reg_states = from_states(reg, x, y) if reg is not None else None
         with torch.no_grad():
@@ -95,8 +127,10 @@ def run_experiment(seed: int = 0, *, teacher: str = "digits", steps: int = STEPS
         lg_acc, _ = score(t, logistic, x, y)
     config = {"seed": seed, "teacher": teacher, "steps": steps, "width": width, "batch": batch, "lr": lr,
               "start_share": start_share, "teacher_steps": teacher_steps, "gain": gain if teacher == "hard" else 1.0,
+              "gate_scale": gate_scale if teacher == "hard" else 0.0, "s_min": s_min if teacher == "hard" else 0.0,
               "gamma": t.gamma, "hidden": t.hidden, "n_train": int(split.x_train.shape[0]),
-              "n_test": int(x.shape[0]), "nfe_max": nfe_max, "solver_max": solver_max}
+              "n_test": int(x.shape[0]), "nfe_max": nfe_max, "solver_max": solver_max,
+              "explicit_lr": explicit_lr, "explicit_act": explicit_act, "augment": AUGMENT if augment else 0.0}
     return Run(split, t, student, ema, explicit, logistic, reg, curves, states, reg_states, exact_acc, ex_acc,
-               ex_err, lg_acc, config)
+               ex_err, lg_acc, config, aug, aug_rejump)
 

@@ -116,6 +116,7 @@ class LinearDEQ(nn.Module):
         with torch.no_grad():
             self.head.weight.copy_((torch.randn(n_classes, hidden, generator=g, **kw) / math.sqrt(hidden)).to(dev))
             self.head.bias.zero_()
+        self.gate_params: tuple[torch.Tensor, torch.Tensor, float] | None = None  # (G, c, s_min): see gate()
 
     @classmethod
     def from_weights(cls, W: torch.Tensor, U: torch.Tensor, b: torch.Tensor, *, gamma: float,
@@ -158,6 +159,23 @@ class LinearDEQ(nn.Module):
         """``W̄ = γ W/‖W‖₂`` (spectral norm exactly γ)."""
         return self.gamma * self.W / torch.linalg.matrix_norm(self.W, ord=2)
 
+    def gate(self, x: torch.Tensor) -> torch.Tensor | None:
+        """The input gate ``s(x) = s_min + (1 − s_min)·σ(Gx + c) ∈ [s_min, 1]^H`` of a gated teacher
+        (:func:`hard_teacher`), ``None`` for an ungated one. The layer is ``f(z, x) = s(x) ⊙ W̄z + u(x)``:
+        ``‖diag(s)W̄‖₂ ≤ γ``, still affine in ``z``, but ``z* = (I − diag(s(x))W̄)⁻¹u(x)`` is no fixed linear map of
+        ``u(x) = f(0, x)``."""
+        if self.gate_params is None:
+            return None
+        G, c, s_min = self.gate_params
+        return s_min + (1.0 - s_min) * torch.sigmoid(x @ G.T + c)
+
+    def step_fn(self, x: torch.Tensor):
+        """The layer at fixed ``x`` as a function of ``z`` (``u(x)`` and the gate computed once): ``z ↦ f(z, x)``."""
+        Wt, u, s = self.W_bar().T, self.injection(x), self.gate(x)
+        if s is None:
+            return lambda z: z @ Wt + u
+        return lambda z: (z @ Wt) * s + u
+
     def injection(self, x: torch.Tensor) -> torch.Tensor:
         """``u(x) = tanh(Ux + b)``."""
         return torch.tanh(x @ self.U.T + self.b)
@@ -177,22 +195,28 @@ class LinearDEQ(nn.Module):
     def layer(self, z: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
         """One call of the DEQ layer (1 NFE): ``f(z, x) = W̄ z + tanh(Ux + b)`` (rows are samples)."""
         x = self._x(x)
-        return self._z(z, x) @ self.W_bar().T + self.injection(x)
+        return self.step_fn(x)(self._z(z, x))
 
     def fixed_point(self, x: torch.Tensor) -> torch.Tensor:
-        """The exact equilibrium ``z* = (I − W̄)⁻¹ tanh(Ux + b)`` by one linear solve (differentiable)."""
+        """The exact equilibrium ``z* = (I − W̄)⁻¹ tanh(Ux + b)`` by one linear solve (differentiable); for a gated
+        teacher one solve per input, ``(I − diag(s(x))W̄) z* = u(x)``."""
         x = self._x(x)
         eye = torch.eye(self.hidden, dtype=self.W.dtype, device=self.W.device)
-        return torch.linalg.solve(eye - self.W_bar(), self.injection(x).T).T
+        s = self.gate(x)
+        if s is None:
+            return torch.linalg.solve(eye - self.W_bar(), self.injection(x).T).T
+        memory_guard(8.0 * x.shape[0] * self.hidden**2 * 2, lower="the batch")
+        A = eye - s[:, :, None] * self.W_bar()[None]
+        return torch.linalg.solve(A, self.injection(x)[:, :, None])[:, :, 0]
 
     def picard(self, x: torch.Tensor, nfe: int, z0: torch.Tensor | None = None) -> torch.Tensor:
         """``nfe`` Picard steps ``z_{k+1} = f(z_k, x)`` from ``z0`` (default 0): ``z_nfe``."""
         x = self._x(x)
         nfe = integer("nfe", nfe, 0, _MAX_NFE)
         z = torch.zeros(x.shape[0], self.hidden, dtype=x.dtype, device=x.device) if z0 is None else self._z(z0, x, "z0")
-        Wt, u = self.W_bar().T, self.injection(x)
+        f = self.step_fn(x)
         for _ in range(nfe):
-            z = z @ Wt + u
+            z = f(z)
         return z
 
     def picard_states(self, x: torch.Tensor, ks: Sequence[int] = KS) -> torch.Tensor:
@@ -201,11 +225,11 @@ class LinearDEQ(nn.Module):
         ks = _ks(ks)
         memory_guard(8.0 * len(ks) * x.shape[0] * self.hidden, lower="ks or the batch")
         z = torch.zeros(x.shape[0], self.hidden, dtype=x.dtype, device=x.device)
-        Wt, u = self.W_bar().T, self.injection(x)
+        f = self.step_fn(x)
         out, k = [], 0
         for kk in ks:
             for _ in range(kk - k):
-                z = z @ Wt + u
+                z = f(z)
             k = kk
             out.append(z)
         return torch.stack(out)
@@ -230,18 +254,29 @@ def _teacher(teacher: Any) -> LinearDEQ:
     return teacher
 
 
-def hard_teacher(teacher: LinearDEQ, gain: float = 8.0, *, seed: int = 0) -> LinearDEQ:
-    """The hard teacher: ``teacher``'s ``W̄`` (same γ), its ``U`` and ``b`` times ``gain``, and a random linear head
-    (standard normal, seeded, zero bias). Its labels are its own predictions (:func:`teacher_labels`)."""
+def hard_teacher(teacher: LinearDEQ, gain: float = 8.0, *, gate_scale: float = 0.0, s_min: float = 0.5,
+                 seed: int = 0) -> LinearDEQ:
+    """The hard teacher: ``teacher``'s ``W̄`` (same γ), its ``U`` and ``b`` times ``gain``, a random linear head
+    (standard normal, seeded, zero bias) and, for ``gate_scale > 0``, the input gate of :meth:`LinearDEQ.gate` with
+    ``G = gate_scale·N(0, 1/n_in)`` entries and ``c = −G x̄`` (``x̄ = 0.3``, about the mean pixel), so the gate is
+    centred on ``(1 + s_min)/2``. Its labels are its own predictions (:func:`teacher_labels`)."""
     teacher = _teacher(teacher)
     gain = number("gain", gain, 0.0, 1e4, low_open=True)
+    gate_scale = number("gate_scale", gate_scale, 0.0, 1e4)
+    s_min = number("s_min", s_min, 0.0, 1.0, high_open=True)
     seed = integer("seed", seed, 0)
     g = torch.Generator().manual_seed(seed)
     C = teacher.head.weight.shape[0]
-    hw = torch.randn(C, teacher.hidden, generator=g, dtype=torch.float64).to(teacher.W.device)
+    dev = teacher.W.device
+    hw = torch.randn(C, teacher.hidden, generator=g, dtype=torch.float64).to(dev)
     with torch.no_grad():
-        return LinearDEQ.from_weights(teacher.W.detach().clone(), gain * teacher.U.detach(), gain * teacher.b.detach(),
-                                      gamma=teacher.gamma, head=(hw, torch.zeros_like(hw[:, 0]))).requires_grad_(False)
+        m = LinearDEQ.from_weights(teacher.W.detach().clone(), gain * teacher.U.detach(), gain * teacher.b.detach(),
+                                   gamma=teacher.gamma, head=(hw, torch.zeros_like(hw[:, 0]))).requires_grad_(False)
+        if gate_scale > 0:
+            G = (gate_scale * torch.randn(teacher.hidden, teacher.n_in, generator=g, dtype=torch.float64)
+                 / math.sqrt(teacher.n_in)).to(dev)
+            m.gate_params = (G, -0.3 * G.sum(1), float(s_min))
+    return m
 
 
 def teacher_labels(teacher: LinearDEQ, split: Split) -> Split:
@@ -323,6 +358,10 @@ class ConsistencyStudent(nn.Module):
             self.register_buffer("Wt", teacher.W_bar().T.float().contiguous())
             self.register_buffer("U", teacher.U.float())
             self.register_buffer("b", teacher.b.float())
+            gp = teacher.gate_params
+            self.register_buffer("G", None if gp is None else gp[0].float())
+            self.register_buffer("c", None if gp is None else gp[1].float())
+            self.s_min = 0.0 if gp is None else float(gp[2])
         H, n = teacher.hidden, teacher.n_in
         g = torch.Generator().manual_seed(0)
         self.g_phi = nn.Sequential(nn.Linear(2 * H + 1 + n, width), nn.SiLU(), nn.Linear(width, width), nn.SiLU(),
@@ -348,8 +387,12 @@ class ConsistencyStudent(nn.Module):
         return new
 
     def f_phi(self, z: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
-        """The student's layer ``f_φ(z, x) = W̄ z + tanh(Ux + b)`` (float32; frozen copy of the teacher's)."""
-        return z @ self.Wt + torch.tanh(x @ self.U.T + self.b)
+        """The student's layer ``f_φ(z, x) = s(x) ⊙ W̄ z + tanh(Ux + b)`` (float32; frozen copy of the teacher's,
+        ``s ≡ 1`` for an ungated teacher)."""
+        Wz = z @ self.Wt
+        if self.G is not None:
+            Wz = Wz * (self.s_min + (1.0 - self.s_min) * torch.sigmoid(x @ self.G.T + self.c))
+        return Wz + torch.tanh(x @ self.U.T + self.b)
 
     def forward(self, z: torch.Tensor, t: float | torch.Tensor, x: torch.Tensor) -> torch.Tensor:
         """``F_φ(z, t, x)`` (1 NFE of ``f_φ``); ``t`` a float or a (batch,) tensor in ``[ε, T]``; float32 output."""
@@ -372,16 +415,17 @@ def _student(student: Any) -> ConsistencyStudent:
 
 
 class ExplicitStudent(nn.Module):
-    """Explicit distillation baseline: an MLP ``n_in → width → width → H`` (SiLU) regressing ``z*`` from ``x`` alone
-    (0 calls of ``f``); float32."""
+    """Explicit distillation baseline: an MLP ``n_in → width → width → H`` (``act``: SiLU, or tanh — the teacher's
+    own nonlinearity) regressing ``z*`` from ``x`` alone (0 calls of ``f``); float32."""
 
-    def __init__(self, n_in: int, hidden: int, width: int = 256, *, seed: int = 0,
+    def __init__(self, n_in: int, hidden: int, width: int = 256, *, seed: int = 0, act: str = "silu",
                  device: str | torch.device | None = None) -> None:
         super().__init__()
         n_in, hidden = integer("n_in", n_in, 1, 4096), integer("hidden", hidden, 1, 4096)
         width, seed = integer("width", width, 1, 4096), integer("seed", seed, 0)
+        A = {"silu": nn.SiLU, "tanh": nn.Tanh}[one_of("act", act, ("silu", "tanh"))]
         torch.manual_seed(seed)
-        self.net = nn.Sequential(nn.Linear(n_in, width), nn.SiLU(), nn.Linear(width, width), nn.SiLU(),
+        self.net = nn.Sequential(nn.Linear(n_in, width), A(), nn.Linear(width, width), A(),
                                  nn.Linear(width, hidden)).to(resolve_device(device))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:

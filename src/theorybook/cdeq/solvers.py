@@ -67,12 +67,12 @@ class Solved(NamedTuple):
 
 
 def _counting_layer(teacher: LinearDEQ, x: torch.Tensor) -> tuple[Callable[[torch.Tensor], torch.Tensor], list[int]]:
-    Wt, u = teacher.W_bar().T, teacher.injection(x)
+    step = teacher.step_fn(x)
     calls = [0]
 
     def f(z: torch.Tensor) -> torch.Tensor:
         calls[0] += 1
-        return z @ Wt + u
+        return step(z)
 
     return f, calls
 

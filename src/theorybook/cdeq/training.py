@@ -24,7 +24,8 @@ from .model import (
     trajectory_times,
 )
 
-__all__ = ["explicit_distillation", "logistic_regression", "regressor_student", "train_student", "train_teacher"]
+__all__ = ["explicit_distillation", "linear_readout", "logistic_regression", "regressor_student", "train_student",
+           "train_teacher"]
 
 
 def train_teacher(split: Split, *, steps: int = 200, lr: float = 3e-3, seed: int = 0, hidden: int = 64,
@@ -54,11 +55,15 @@ def _batches(n: int, batch: int, steps: int, seed: int) -> torch.Tensor:
 
 def train_student(teacher: LinearDEQ, split: Split, *, steps: int = 2000, lr: float = 1e-3, batch: int = 256,
                   ema: float = 0.995, weights: tuple[float, float, float] = (1.0, 0.5, 0.05), seed: int = 0,
-                  width: int = 256, start_share: float = 0.0) -> tuple[ConsistencyStudent, ConsistencyStudent]:
+                  width: int = 256, start_share: float = 0.0, augment: float = 0.0
+                  ) -> tuple[ConsistencyStudent, ConsistencyStudent]:
     """Consistency distillation on the teacher's Picard trajectories of the training inputs. Each step draws
     ``batch`` pairs (input i, trajectory position j < last) and minimises
     ``w₀ MSE(F(z_{k_j}), z*) + w₁ MSE(F(z_{k_j}), F_EMA(z_{k_{j+1}})) + w₂ CE(head(F(z_{k_j})), y)`` with AdamW;
-    the EMA copy follows ``φ⁻ ← ema·φ⁻ + (1 − ema)·φ``. Returns ``(student, ema_student)``."""
+    the EMA copy follows ``φ⁻ ← ema·φ⁻ + (1 − ema)·φ``. ``augment`` is the paper code's augmentation [paper, code]:
+    each coordinate of a drawn trajectory state (and of the next state) is replaced by ``z*``'s with probability
+    ``augment``, so the student also sees states between the trajectory and the equilibrium. Returns
+    ``(student, ema_student)``."""
     teacher = _teacher(teacher)
     split = _check_split(split)
     steps = integer("steps", steps, 0, _MAX_STEPS)
@@ -70,6 +75,7 @@ def train_student(teacher: LinearDEQ, split: Split, *, steps: int = 2000, lr: fl
     w0, w1, w2 = (number("weights", w, 0.0, 1e3) for w in weights)
     seed = integer("seed", seed, 0)
     start_share = number("start_share", start_share, 0.0, 1.0)
+    augment = number("augment", augment, 0.0, 1.0)
     memory_guard(4.0 * batch * (2 * teacher.hidden + 1 + teacher.n_in + 4 * width) * 8, lower="batch or width")
     x = split.x_train.to(teacher.W.device)
     y = split.y_train.to(teacher.W.device)
@@ -94,11 +100,15 @@ def train_student(teacher: LinearDEQ, split: Split, *, steps: int = 2000, lr: fl
         for s in range(steps):
             i, j = idx[s], pos[s]
             xb, zt = xf[i], zstar[i]
-            out = student(states[j, i], times[j], xb)
+            zj, zn = states[j, i], states[j + 1, i]
+            if augment > 0:  # the paper code's per-coordinate replacement by z*
+                zj = torch.where(torch.rand(zj.shape, generator=g).to(zj.device) < augment, zt, zj)
+                zn = torch.where(torch.rand(zn.shape, generator=g).to(zn.device) < augment, zt, zn)
+            out = student(zj, times[j], xb)
             loss = w0 * (out - zt).pow(2).mean()
             if w1 > 0:
                 with torch.no_grad():
-                    nxt = target(states[j + 1, i], times[j + 1], xb)
+                    nxt = target(zn, times[j + 1], xb)
                 loss = loss + w1 * (out - nxt).pow(2).mean()
             if w2 > 0:
                 loss = loss + w2 * nn.functional.cross_entropy(head(out), y[i])
@@ -114,8 +124,9 @@ def train_student(teacher: LinearDEQ, split: Split, *, steps: int = 2000, lr: fl
 
 
 def explicit_distillation(teacher: LinearDEQ, split: Split, *, steps: int = 2000, lr: float = 1e-3,
-                          batch: int = 256, width: int = 256, seed: int = 0) -> ExplicitStudent:
-    """The honesty baseline: regress ``z*`` on ``x`` with an MLP of the student's size (AdamW, MSE, same budget)."""
+                          batch: int = 256, width: int = 256, seed: int = 0, act: str = "silu") -> ExplicitStudent:
+    """The honesty baseline: regress ``z*`` on ``x`` with an MLP of the student's size (AdamW, MSE, same budget;
+    ``act`` as in :class:`~theorybook.cdeq.model.ExplicitStudent`)."""
     teacher = _teacher(teacher)
     split = _check_split(split)
     steps = integer("steps", steps, 0, _MAX_STEPS)
@@ -126,7 +137,7 @@ def explicit_distillation(teacher: LinearDEQ, split: Split, *, steps: int = 2000
     x = split.x_train.to(teacher.W.device)
     with torch.no_grad():
         zstar = teacher.fixed_point(x).float()
-    model = ExplicitStudent(teacher.n_in, teacher.hidden, width, seed=seed, device=x.device)
+    model = ExplicitStudent(teacher.n_in, teacher.hidden, width, seed=seed, act=act, device=x.device)
     opt = torch.optim.AdamW(model.parameters(), lr=lr)
     idx = _batches(x.shape[0], batch, steps, seed + 2).to(x.device)
     xf = x.float()
@@ -172,3 +183,26 @@ def logistic_regression(split: Split, *, steps: int = 300, lr: float = 0.05) -> 
             loss.backward()
             opt.step()
     return model.requires_grad_(False)
+
+
+def readout_features(teacher: LinearDEQ, x: torch.Tensor) -> torch.Tensor:
+    """The student's 1-NFE input read linearly: ``[f(0, x), x, 1]`` (float64; ``f(0, x) = u(x)``, one layer call)."""
+    x = teacher._x(x)
+    return torch.cat([teacher.layer(torch.zeros(x.shape[0], teacher.hidden, dtype=x.dtype, device=x.device), x), x,
+                      torch.ones(x.shape[0], 1, dtype=x.dtype, device=x.device)], 1)
+
+
+def linear_readout(teacher: LinearDEQ, split: Split, *, ridge: float = 1e-8) -> torch.Tensor:
+    """The sceptic's 1-NFE control: the fixed linear map ``L`` minimising ``Σ ‖L [f(0, x), x, 1] − z*‖²`` over the
+    training inputs (ridge ``ridge·mean diag`` for the always-zero pixels), so ``ẑ = L [f(0, x), x, 1]``. For an
+    ungated teacher ``z* = (I − W̄)⁻¹ f(0, x)`` and this map is exact; the gate of :func:`hard_teacher` is what makes
+    it miss. Returns ``L`` ((n_in + H + 1) × H, float64)."""
+    teacher = _teacher(teacher)
+    split = _check_split(split)
+    ridge = number("ridge", ridge, 0.0, 1.0)
+    with torch.no_grad():
+        F = readout_features(teacher, split.x_train)
+        Z = teacher.fixed_point(split.x_train)
+        H = F.T @ F
+        H = H + ridge * H.diagonal().mean() * torch.eye(H.shape[0], dtype=H.dtype, device=H.device)
+        return torch.linalg.solve(H, F.T @ Z)

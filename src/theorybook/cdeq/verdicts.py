@@ -16,37 +16,57 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..check import Control, PaperClaim, Verdicts
+from ..check import Control, PaperClaim, Planted, Verdicts
 from ..device import one_thread, to_numpy
 from ..validate import integer
 from .evaluation import Curve
-from .experiment import Run
-from .model import KS, LinearDEQ, digits_split, karras_times, trajectory_times
+from .experiment import GAIN, GATE_SCALE, LR_GRID, S_MIN, Run
+from .model import LinearDEQ, digits_split, hard_teacher
 from .solvers import anderson2, picard_nfe_to, solve, torchdeq_solve
+from .training import linear_readout, readout_features
 
-__all__ = ["FEW_STEPS", "PAPER_CLAIMS", "STATE_TOL", "chapter_table", "deterministic_verdicts", "few_step_ratio",
-           "headline", "seeded_verdicts"]
+__all__ = ["A3_DROP", "A3_NFE", "A4_NFE", "FEW_STEPS", "PAPER_CLAIMS", "PILOT", "S1_TARGET", "STATE_GAIN", "STATE_TOL",
+           "chapter_table", "deterministic_verdicts", "few_step_ratio", "headline", "seeded_verdicts", "statistics"]
 
 PAPER_CLAIMS: tuple[PaperClaim, ...] = (
     PaperClaim("A1", "Consistent 2–20× accuracy improvements over implicit DEQs under the same few-step inference "
                      "budget, across domains."),
     PaperClaim("A2", "The student maps any intermediate state of the solver's trajectory directly to the fixed "
                      "point."),
-    PaperClaim("A3", "Few-step inference keeps the teacher's performance.", quoted_only=True,
-               why="no threshold for 'keeps' is stated; on the digits teacher a regressor of z* on x keeps it as "
-                   "well, so the chapter shows the accuracies (glued) without a verdict"),
-    PaperClaim("A4", "Multi-step evaluation trades compute for accuracy.", quoted_only=True,
-               why="our 'refine' mode improves for any initialiser (the teacher contracts), and our 're-jump' "
-                   "feeds the student states it was never trained on; neither tests the paper's multi-step mode"),
-    PaperClaim("S1", "1–8 function evaluations instead of tens.", source="secondary", quoted_only=True,
-               why="any model better than a truncated solver saves NFE (the explicit regressor too); the exact "
-                   "least NFE of each solver is shown as a consistency row"),
+    PaperClaim("A3", "Few-step inference keeps the teacher's performance."),
+    PaperClaim("A4", "Multi-step evaluation trades compute for accuracy."),
+    PaperClaim("S1", "1–8 function evaluations instead of tens.", source="secondary", where="secondary summary"),
 )
 
-#: The few-step budget of the headline row: NFE 1–8 (the secondary summaries' "1–8 function evaluations").
+#: The few-step budget of A1: NFE 1–8 (the secondary summaries' "1–8 function evaluations").
 FEW_STEPS = 8
-#: The bound on the student's distance to z* from any trajectory state (pilot seeds 9001–9003: 0.070–0.104).
-STATE_TOL = 0.25
+#: A1's differs row: C-DEQ's margin over the best alternative is at most √2 (log-midway between 1 and the paper's 2).
+A1_BOUND = 2.0**0.5
+#: A2's bounds: the student's distance to z* from any trajectory state, and the ratio (from the last state ÷ from
+#: z₀) that says it uses the state (pilot seeds 9001–9003, ``bench/results/cdeq_pilot.json``).
+STATE_TOL, STATE_GAIN = 0.25, 0.75
+#: A3: "keeps the teacher's performance" = the best test accuracy within A3_NFE calls is at most A3_DROP below the
+#: exact equilibrium's (our threshold, fixed before the run; pilot drops in the json).
+A3_NFE, A3_DROP = 4, 0.01
+#: S1: the distance to z* that counts as "solved" (mean ‖ẑ − z*‖/‖z*‖), fixed before the run.
+S1_TARGET = 0.1
+#: A4: re-jump's error at NFE A4_NFE against NFE 1.
+A4_NFE = 4
+#: The pilot's statistics (seeds 9001–9003; copied from ``bench/results/cdeq_pilot.json``, a test checks they match).
+PILOT: dict[str, tuple[float, ...]] = {
+    "a1_margin": (0.5833333333333343, 0.6000000000000018, 0.9565217391304335),
+    "a1_vs_solvers": (3.3333333333333406, 2.437499999999997, 5.0),
+    "a2_max": (0.09255774057414282, 0.10090109094320023, 0.07857991787034209),
+    "a2_ratio": (0.46902260052166567, 0.4349487680142418, 0.40988690782902026),
+    "a3_cdeq": (-0.0025188916876573986, -0.0025188916876573986, -0.005037783375314797),
+    "a3_solver": (-0.1335012594458438, -0.055415617128463435, -0.09068010075566746),
+    "a4_aug": (0.8269218532661654, 0.8413532584256285, 0.7687195881896992),
+    "a4_plain": (1.261415630201724, 1.2829188183711224, 1.1517995494369355),
+    "s1_cdeq": (1, 1, 1),
+    "s1_solver": (10, 11, 9),
+    "readout": (0.09756176302223377, 0.10788711912326217, 0.0737184364067017),
+}
+ALTERNATIVES = ("picard", "anderson", "broyden", "readout", "regressor-refine")
 
 
 def few_step_ratio(run: Run, errors: Any = None, n_max: int = FEW_STEPS) -> float:
@@ -60,22 +80,105 @@ def few_step_ratio(run: Run, errors: Any = None, n_max: int = FEW_STEPS) -> floa
     best = np.min([1.0 - c[m].accuracy[:n_max] for m in ("picard", "anderson", "broyden")], axis=0)
     if errors is None:
         errors = 1.0 - c["cdeq-refine"].accuracy[:n_max]
-    e = np.broadcast_to(np.asarray(errors, dtype=np.float64), best.shape)
+    return _min_ratio(best, errors)
+
+
+def _min_ratio(num: Any, den: Any) -> float:
+    num = np.asarray(num, dtype=np.float64)
+    e = np.broadcast_to(np.asarray(den, dtype=np.float64), num.shape)
     with np.errstate(divide="ignore"):
-        return float(np.min(np.where(e > 0, best / np.where(e > 0, e, 1.0), np.inf)))
+        return float(np.min(np.where(e > 0, num / np.where(e > 0, e, 1.0), np.inf)))
+
+
+def _least(curve: Curve, target: float) -> int:
+    """Least NFE on a dense curve with mean distance ≤ target; ``len + 1`` (more than the curve holds) if none."""
+    hit = np.nonzero(np.asarray(curve.rel_error) <= target)[0]
+    return int(curve.nfe[hit[0]]) if hit.size else int(curve.nfe[-1]) + 1
+
+
+def statistics(digits: Run, hard: Run) -> dict[str, Any]:
+    """Every number the headline rows test, and their controls' (the pilot ``bench/cdeq_pilot.py`` reports the same
+    dictionary on pilot seeds)."""
+    _check_runs(digits, hard)
+    n, c = FEW_STEPS, hard.curves
+    n_test = hard.config["n_test"]
+    def count(e: Any) -> np.ndarray:  # disagreements out of n_test: integers, so ratios are exact
+        return np.rint(np.asarray(e, dtype=np.float64) * n_test)
+
+    err = {m: count(1.0 - c[m].accuracy[:n]) for m in ALTERNATIVES}
+    err["explicit"] = count(np.full(n, 1.0 - hard.explicit_accuracy))
+    err["logistic"] = count(np.full(n, 1.0 - hard.logistic_accuracy))
+    best_alt = np.min(list(err.values()), axis=0)
+    which = [list(err)[i] for i in np.argmin(list(err.values()), axis=0)]
+    cd = count(1.0 - c["cdeq-refine"].accuracy[:n])
+    planted = np.floor(best_alt / 2)  # half of the best alternative's disagreements corrected
+    out: dict[str, Any] = {
+        "a1_margin": _min_ratio(best_alt, cd), "a1_planted": _min_ratio(best_alt, planted),
+        "a1_vs_solvers": few_step_ratio(hard), "a1_best_alt": which,
+        "a1_readout_vs_solvers": few_step_ratio(hard, err["readout"]),
+        "a1_explicit_vs_solvers": few_step_ratio(hard, err["explicit"]),
+        "a1_regressor_vs_solvers": few_step_ratio(hard, err["regressor-refine"]),
+        "readout_rel1": float(c["readout"].rel_error[0]), "cdeq_rel1": float(c["cdeq-refine"].rel_error[0]),
+        "explicit_rel": hard.explicit_rel_error,
+    }
+    st, rs = hard.states, hard.regressor_states
+    with torch.no_grad():
+        x = hard.split.x_test
+        zs = hard.teacher.fixed_point(x)
+        zk = hard.teacher.picard_states(x, [int(k) - 1 for k in st.nfe])
+        d_state = to_numpy(((zk - zs).norm(dim=-1) / zs.norm(dim=-1)).mean(-1))
+        f = hard.teacher.step_fn(x)
+        d_call = to_numpy(torch.stack([((f(z) - zs).norm(dim=-1) / zs.norm(dim=-1)).mean() for z in zk]))
+    e_jump = np.full(len(st.nfe), float(st.rel_error[0]))  # ignores the state: the jump from x at every state
+    for key, e in (("cdeq", np.asarray(st.rel_error)), ("ignore", e_jump), ("nojump", d_state),
+                   ("regressor", np.asarray(rs.rel_error)), ("call", d_call)):
+        out[f"a2_{key}"] = (float(e.max()), float(e[-1] / e[0]))
+    cd4 = digits.curves
+    exact = digits.exact_accuracy
+    out["a3_cdeq"] = float(cd4["cdeq-refine"].accuracy[:A3_NFE].max() - exact)
+    out["a3_solver"] = float(max(cd4[m].accuracy[:A3_NFE].max() for m in ("picard", "anderson", "broyden")) - exact)
+    out["a3_explicit"] = float(digits.explicit_accuracy - exact)
+    out["a3_readout"] = float(cd4["readout"].accuracy[:A3_NFE].max() - exact)
+    rj, rj0 = hard.augmented_rejump, c["cdeq-rejump"]
+    out["a4_aug"] = float(rj.rel_error[A4_NFE - 1] / rj.rel_error[0])
+    out["a4_plain"] = float(rj0.rel_error[A4_NFE - 1] / rj0.rel_error[0])
+    out["a4_aug_rel"] = (float(rj.rel_error[0]), float(rj.rel_error[A4_NFE - 1]))
+    out["s1_cdeq"] = _least(c["cdeq-refine"], S1_TARGET)
+    out["s1_solver"] = min(_least(c[m], S1_TARGET) for m in ("picard", "anderson", "broyden"))
+    out["s1_solvers"] = tuple(_least(c[m], S1_TARGET) for m in ("picard", "anderson", "broyden"))
+    out["s1_readout"] = _least(c["readout"], S1_TARGET)
+    return out
+
+
+_PILOT_KEYS = {"a2_max": ("a2_cdeq", 0), "a2_ratio": ("a2_cdeq", 1), "readout": ("readout_rel1", None)}
+
+
+def _pilot_values(stats: dict[str, dict[str, Any]], key: str) -> list[float]:
+    """The pilot's values of the statistic behind ``PILOT[key]`` over the seeds of ``stats`` (the json's
+    ``statistics``)."""
+    name, i = _PILOT_KEYS.get(key, (key, None))
+    return [float(v[name] if i is None else v[name][i]) for v in stats.values()]
+
+
+def _check_runs(digits: Any, hard: Any) -> None:
+    for name, r in (("digits", digits), ("hard", hard)):
+        if not isinstance(r, Run):
+            raise TypeError(f"Invalid {name}: {type(r).__name__} (must be a Run from run_experiment)")
+    if (hard.regressor_states is None or hard.augmented_rejump is None or hard.config["teacher"] != "hard"
+            or digits.config["teacher"] != "digits"):
+        raise ValueError("Invalid runs: need run_experiment(teacher='digits') and "
+                         "run_experiment(teacher='hard', regressor=True, augment=True)")
 
 
 def deterministic_verdicts() -> Verdicts:
-    """The rows without randomness: sympy identities, the two time grids, ``picard_nfe_to`` and ``anderson2``."""
-    import numpy as np
+    """The rows without randomness: sympy identities, ``picard_nfe_to`` and ``anderson2``."""
     import sympy as sp
 
     from . import theory
 
     aw = theory.anderson_weight(2)
     pf = theory.picard_closed_form(3)
-    bc = theory.boundary_conditions()
-    v = Verdicts("C-DEQ — algebra and grids", display=False)
+    v = Verdicts("C-DEQ — algebra", display=False)
     v.true("2-point Anderson: argmin ‖(1 − α₁)r₀ + α₁r₁‖² = −⟨r₀, r₁ − r₀⟩/‖r₁ − r₀‖² (the code's α₁), a minimum",
            aw.gap == 0 and aw.curvature == 0, kind="consistency", source="paper", measured=f"gap {aw.gap}, "
            f"curvature − ‖Δr‖² = {aw.curvature}", note="sympy solve of the stationarity condition, symbolic r ∈ ℝ²")
@@ -94,26 +197,6 @@ def deterministic_verdicts() -> Verdicts:
            source="derived", measured="all gaps zero" if all(g == sp.zeros(2, 1) for g in pf.closed_form_gaps
                                                              + pf.error_gaps) else "nonzero gap",
            note="fully symbolic W, u; hence ‖z_k − z*‖ ≤ ‖W̄‖₂^k‖z*‖ = γ^k‖z*‖")
-    v.equal("paper code's c_skip = (T − t)/(T − ε): F(z, ε) = z, c_skip + c_out = 1, c_out(T) = 1",
-            (bc.paper_identity, bc.paper_partition, bc.paper_out_at_T), (0, 0, 1), kind="consistency",
-            source="paper")
-    v.equal("chapter's c_skip = min(1, (ε/t)²): F(z, ε) = z, c_skip + c_out = 1 (identity at the equilibrium end)",
-            (bc.equilibrium_identity, bc.equilibrium_partition), (0, 0), kind="consistency",
-            source="reconstruction")
-    kt = karras_times()
-    j = np.arange(38) / 37
-    ref = np.array([float((sp.Rational(1, 500) ** sp.Rational(1, 7) + sp.Rational(int(round(jj * 37)), 37)
-                           * (sp.Integer(5) ** sp.Rational(1, 7) - sp.Rational(1, 500) ** sp.Rational(1, 7))) ** 7)
-                    for jj in j])
-    v.less("Karras grid (ρ = 7, T = 5, ε = 0.002, N = 38): max relative gap to sympy's exact values",
-           float(np.max(np.abs(to_numpy(kt) - ref) / ref)), 1e-13, kind="consistency", source="paper",
-           basis="model: a log, a multiply-add and an exp in float64 (≈ 1e-16 each), the log's error amplified by "
-                 "ρ = 7 and |ln t| ≤ 7: ≲ 5e-15; bound 1e-13",
-           note="torch vs exact rationals in sympy")
-    tt = trajectory_times()
-    v.true("chapter grid t_k: t₀ = T = 1, t_128 = ε, strictly decreasing along KS",
-           bool(tt[0] == 1.0 and tt[-1] == 1e-3 and (tt[1:] < tt[:-1]).all()), kind="consistency",
-           source="reconstruction", measured=f"t = {float(tt[0]):g} … {float(tt[-1]):g}")
     brute = []
     for tol in (0.5, 0.1, 0.0493, 1e-3):
         k = 0
@@ -126,29 +209,24 @@ def deterministic_verdicts() -> Verdicts:
 
 
 def seeded_verdicts(seed: int) -> Verdicts:
-    """Solver invariants on a fresh, untrained teacher drawn with ``seed`` (H = 64, γ = 0.99) and the test inputs of
-    the split drawn with ``seed``. (The trained students cost seconds each, too much to rerun for 20 seeds; their
-    rows are in :func:`headline`, with tolerances from pilot seeds.)"""
+    """Solver invariants on a fresh, untrained *gated* teacher drawn with ``seed`` (H = 64, γ = 0.99, the hard teacher's
+    gain and gate) and the test inputs of the split drawn with ``seed``. (The trained students cost seconds each, too
+    much to rerun for 20 seeds; their rows are in :func:`headline`, with tolerances from pilot seeds.)"""
     s = integer("seed", seed, 0)
     split = digits_split(s)
-    teacher = LinearDEQ(seed=s).requires_grad_(False)
+    teacher = hard_teacher(LinearDEQ(seed=s), GAIN, gate_scale=GATE_SCALE, s_min=S_MIN, seed=s + 1)
     x = split.x_test
-    v = Verdicts(f"C-DEQ — solver invariants on a random teacher (seed {s})", display=False)
+    v = Verdicts(f"C-DEQ — solver invariants on a random gated teacher (seed {s})", display=False)
     with torch.no_grad(), one_thread(x.device):
-        Wb = teacher.W_bar()
-        v.close("‖W̄‖₂ = γ (numpy's SVD of the rescaled matrix)", float(np.linalg.norm(to_numpy(Wb), 2)),
-                teacher.gamma, rtol=1e-12, kind="consistency", source="derived",
-                basis="model: two float64 SVDs of a 64 × 64 matrix agree to ~√H·1e-16 relative",
-                note="torch's matrix_norm rescales, numpy's LAPACK SVD checks")
         zs = teacher.fixed_point(x)
         states = teacher.picard_states(x, tuple(range(1, 129)))
         rel = to_numpy((states - zs).norm(dim=-1) / zs.norm(dim=-1))
         bound = 0.99 ** np.arange(1, 129)[:, None]
         v.less("Picard from 0: max over 1 ≤ k ≤ 128 and all test inputs of ‖z_k − z*‖/‖z*‖ − γ^k",
                float((rel - bound).max()), 1e-9, kind="consistency", source="derived",
-               basis="model: z_k − z* = −W̄^k z* and ‖W̄^k‖ ≤ γ^k exactly; the slack covers the linear solve's "
-                     "round-off, κ(I − W̄) ≤ 199 times 1e-16, amplified ≤ 128 steps",
-               note="the bound Picard's curve is drawn against")
+               basis="model: z_k − z* = −(diag(s)W̄)^k z* and ‖diag(s)W̄‖₂ ≤ γ exactly (s ∈ [s_min, 1]); the slack "
+                     "covers the linear solves' round-off, κ ≤ 199 times 1e-16, amplified ≤ 128 steps",
+               note="the bound Picard's curve is drawn against; holds for the gated layer too")
         gaps = [float((torchdeq_solve(teacher, x, k, "picard").z - solve(teacher, x, k, "picard").z).abs().max())
                 for k in (1, 2, 8, 32)]
         v.less("our Picard = torchdeq fixed_point_iter (max |Δ| at NFE 1, 2, 8, 32)", max(gaps), 1e-12,
@@ -167,7 +245,7 @@ def seeded_verdicts(seed: int) -> Verdicts:
         v.equal("our solvers make exactly NFE calls of f (NFE 1, 2, 7 each); torchdeq's Broyden makes max_iter + 1",
                 (calls, td_calls), ([1, 2, 7] * 3, [3, 4, 6]), kind="consistency", source="derived",
                 note="a counting wrapper around f")
-        f = lambda z: z @ Wb.T + teacher.injection(x)  # noqa: E731 - the layer, for the 2-point step
+        f = teacher.step_fn(x)
         z0 = torch.zeros_like(zs)
         a2 = anderson2(f, z0, f(z0))
         v.less("our Anderson at NFE 2 = the paper code's 2-point step anderson2(z₀, f(z₀)): max |Δ|/max|z*|",
@@ -177,109 +255,138 @@ def seeded_verdicts(seed: int) -> Verdicts:
                      "two residuals of a 0.99-contraction give cond ≲ 1e2, so ≲ 1e-8",
                note="the step of the paper's code is Anderson's iterate at NFE 2")
         res = float((teacher.layer(zs, x) - zs).norm(dim=-1).max())
-        v.less("exact solve: max ‖f(z*) − z*‖ over the test inputs", res, 1e-12, kind="consistency",
-               source="derived", basis="model: LU solve in float64, κ(I − W̄) ≤ (1 + γ)/(1 − γ) = 199 and ‖u‖ ≤ 8: "
-                                      "residual ≲ 199·8·1e-16 ≈ 2e-13")
+        v.less("exact solve (one per input, gated layer): max ‖f(z*) − z*‖ over the test inputs", res, 1e-12,
+               kind="consistency", source="derived",
+               basis="model: LU solve in float64, κ(I − diag(s)W̄) ≤ (1 + γ)/(1 − γ) = 199 and ‖u‖ ≤ 8: "
+                     "residual ≲ 199·8·1e-16 ≈ 2e-13")
     return v
 
 
 def headline(digits: Run, hard: Run) -> Verdicts:
-    """The rows on the chapter's trained runs (``digits``: the digits teacher; ``hard``: the hard teacher with the
-    student-as-regressor trained). Tolerances: the paper's 2× or pilot seeds 9001–9003 (never the chapter's run)."""
-    for name, r in (("digits", digits), ("hard", hard)):
-        if not isinstance(r, Run):
-            raise TypeError(f"Invalid {name}: {type(r).__name__} (must be a Run from run_experiment)")
-    if hard.regressor_states is None or hard.config["teacher"] != "hard" or digits.config["teacher"] != "digits":
-        raise ValueError("Invalid runs: need run_experiment(teacher='digits') and "
-                         "run_experiment(teacher='hard', regressor=True)")
+    """The rows on the chapter's trained runs (``digits``: the digits teacher; ``hard``: the gated hard teacher with
+    the student-as-regressor and the augmented student trained). Tolerances: the paper's, or pilot seeds 9001–9003
+    (``bench/results/cdeq_pilot.json``), never the chapter's run."""
+    st = statistics(digits, hard)
+    P = PILOT
     v = Verdicts("C-DEQ — the few-step claims", display=False)
     n_test = hard.config["n_test"]
-    # -- A1 on the hard teacher, against the 0-NFE controls -------------------------------------------------------
-    r_cd = few_step_ratio(hard)
-    r_ex = few_step_ratio(hard, 1.0 - hard.explicit_accuracy)
-    r_lg = few_step_ratio(hard, 1.0 - hard.logistic_accuracy)
-    v.greater(f"hard teacher: min over NFE 1–{FEW_STEPS} of (best of Picard / Anderson / Broyden test error) ÷ "
-              "C-DEQ's test error", r_cd, 2.0, kind="reproduces", source="paper", tests="A1",
-              control=[Control("explicit distillation (MLP z*(x), 0 NFE)", r_ex),
-                       Control("logistic regression on the pixels", r_lg)],
-              basis=f"paper: the claim's low end, 2×; the budget 1–{FEW_STEPS} NFE is the [secondary] summaries'",
-              note=f"errors are disagreements with the teacher's exact prediction on {n_test} test images; the "
-                   "controls have the same error at every NFE; pilot seeds 9001–9003: C-DEQ 5.3–12.6, explicit "
-                   "1.1–1.7, logistic 1.0–1.6")
-    # -- A2 on the hard teacher, against the student-as-regressor and doing nothing ------------------------------
-    st, rs = hard.states, hard.regressor_states
-    with torch.no_grad():
-        x = hard.split.x_test
-        zs = hard.teacher.fixed_point(x)
-        zk = hard.teacher.picard_states(x, [int(n) - 1 for n in st.nfe])
-        nothing = float(((zk - zs).norm(dim=-1) / zs.norm(dim=-1)).mean(-1).max())
-    v.less("hard teacher: max over trajectory states z_k (k ∈ KS, k < 128) of the mean ‖F(z_k, t_k) − z*‖/‖z*‖",
-           float(st.rel_error.max()), STATE_TOL, kind="reproduces", source="paper", tests="A2",
-           control=[Control("student-as-regressor (same network and budget, trained only at z₀)",
-                            float(rs.rel_error.max())),
-                    Control("no jump (z_k itself)", nothing)],
-           basis="pilot: seeds 9001–9003 gave 0.070–0.104 for C-DEQ (regressor 7.7–14.1); bound 0.25",
-           note=f"the regressor is better from z₀ ({float(rs.rel_error[0]):.3f} vs {float(st.rel_error[0]):.3f}) "
-                "and fails from every later state")
-    # -- why the hard teacher: the regressor cannot reach its equilibrium ---------------------------------------
-    e1_h = float(hard.curves["cdeq-refine"].rel_error[0])
-    e1_d = float(digits.curves["cdeq-refine"].rel_error[0])
-    v.greater("hard teacher: explicit distillation's mean ‖ẑ − z*‖/‖z*‖ ÷ the 1-NFE student's (the regressor "
-              "misses z*)", hard.explicit_rel_error / e1_h, 2.0, kind="consistency", source="derived",
-              control=Control("the same ratio on the digits teacher", digits.explicit_rel_error / e1_d),
-              basis="pilot: seeds 9001–9003 gave 2.8–3.8 on the hard teacher and 1.06–1.36 on the digits teacher",
-              note="the design condition of the headline: the student reads the teacher's features through its "
-                   "call of f_φ, the regressor must learn them from x")
-    reg1 = 1.0 - float(rs.accuracy[0])
-    v.greater(f"hard teacher: the student-as-regressor passes A1's test too (its min ratio over NFE 1–{FEW_STEPS})",
-              few_step_ratio(hard, reg1), 2.0, kind="consistency", source="derived",
-              basis="paper: A1's threshold, 2×; pilot seeds 9001–9003 gave 11–41",
-              note="A1's gain comes from the student's call of the teacher's layer, not from consistency training; "
-                   "only A2 separates the two")
-    # -- the digits teacher: the 1-NFE test cannot separate the student from a regressor ---------------------------
-    c = digits.curves
-    p1 = 1.0 - float(c["picard"].accuracy[0])
-    v.greater("digits teacher: Picard's test error at NFE 1 ÷ explicit distillation's (0 NFE) — the NFE-1 form of "
-              "A1's test, passed by a regressor", p1 / (1.0 - digits.explicit_accuracy), 2.0, kind="consistency",
-              source="derived", basis="paper: A1's threshold, 2×; pilot seeds 9001–9003 gave 3.0–10.9 "
-              "(logistic regression 4.9–11.8)",
-              note=f"C-DEQ's ratio is {p1 / (1.0 - float(c['cdeq-refine'].accuracy[0])):.1f}, the logistic "
-                   f"regression's {p1 / (1.0 - digits.logistic_accuracy):.1f}: why the headline uses the hard teacher")
-    e4 = float(c["cdeq-refine"].rel_error[3])
-    v.less("'refine' (jump, then 3 Picard steps of f): relative error at NFE 4 ≤ at NFE 1 (digits teacher)", e4,
-           e1_d, kind="consistency", source="derived",
-           basis="exact: ‖W̄e‖ ≤ γ‖e‖ per sample, so the error cannot grow", note="checks the code path")
-    for name, r in (("digits", digits), ("hard", hard)):
-        cc = r.curves
-        e1 = float(cc["cdeq-refine"].rel_error[0])
-        least = {m: _least(cc[m], e1) for m in ("picard", "anderson", "broyden")}
-        bound = picard_nfe_to(r.teacher.gamma, e1)
-        v.true(f"{name} teacher: least NFE (counted at every NFE) for Picard / Anderson / Broyden to reach the 1-NFE "
-               "student's mean distance to z*; Picard's ≤ its worst-case bound ⌈ln e/ln γ⌉",
-               0 < least["picard"] <= bound, kind="consistency",
-               source="secondary", predicted=f"Picard ≤ {bound}",
-               measured=" / ".join(str(n) for n in least.values()),
-               note="the [secondary] '1–8 NFE instead of tens', measured exactly; the explicit regressor's "
-                    "distance is reached at " + " / ".join(str(_least(cc[m], r.explicit_rel_error))
-                                                          for m in ("picard", "anderson", "broyden")))
-    with torch.no_grad():
-        x = digits.split.x_test
-        zs = digits.teacher.fixed_point(x)
-        states = digits.teacher.picard_states(x, KS[1:])
-        rel = to_numpy((states - zs).norm(dim=-1) / zs.norm(dim=-1))
-    gap = float((rel - digits.teacher.gamma ** np.asarray(KS[1:], dtype=np.float64)[:, None]).max())
-    v.less("trained digits teacher: max over k ∈ KS \\ {0} and test inputs of ‖z_k − z*‖/‖z*‖ − γ^k", gap, 1e-9,
-           kind="consistency", source="derived",
-           basis="model: exact bound; the slack covers the linear solve's round-off (κ ≤ 199)",
-           note="the contraction bound drawn in the figure")
+    tuned_same = (f"the student's budget ({hard.config['steps']} steps, width {hard.config['width']}, batch "
+                  f"{hard.config['batch']}, cosine schedule); step size from the same grid {LR_GRID} on the pilot "
+                  "seeds' validation split")
+    # -- A1: the 2× against the strongest alternative at each budget -------------------------------------------------
+    v.less(f"hard teacher: min over NFE 1–{FEW_STEPS} of (best alternative's test error at that NFE) ÷ C-DEQ's — "
+           "alternatives: Picard, Anderson, Broyden, the linear readout of one layer call, the student-as-regressor "
+           "(both refined by Picard steps), explicit distillation, logistic regression",
+           st["a1_margin"], A1_BOUND, kind="differs", source="paper", tests="A1", paper=2.0,
+           paper_shown="≥ 2 (2–20× at the same few-step budget)",
+           planted=Planted("the best alternative's disagreements halved (a C-DEQ with the paper's 2× over it)",
+                           st["a1_planted"], effect="at every NFE 1–8, half of the best alternative's disagreements "
+                           "with the teacher corrected: the paper's low end, 2×, planted in the same error counts"),
+           basis="paper: the claim's low end is 2×; the row asserts a margin ≤ √2 ≈ 1.41, halfway (in log) between "
+                 "no advantage (1) and 2×, so the paper's 2× and a planted 2× both fail it; the budget 1–8 NFE is the "
+                 f"[secondary] summaries'; pilot seeds 9001–9003: margin {_rng(P['a1_margin'])}, C-DEQ vs the "
+                 f"solvers alone {_rng(P['a1_vs_solvers'])}",
+           note=f"C-DEQ's min ratio against the truncated solvers alone is {st['a1_vs_solvers']:.2f} (the paper's "
+                f"2× holds there), but the linear readout of the first layer call — a least-squares map, no "
+                f"training loop — reaches {st['a1_readout_vs_solvers']:.2f} against the same solvers (the "
+                f"student-as-regressor {st['a1_regressor_vs_solvers']:.2f}, tuned explicit distillation "
+                f"{st['a1_explicit_vs_solvers']:.2f}); distance to z* at 1 NFE: C-DEQ {st['cdeq_rel1']:.3f}, readout "
+                f"{st['readout_rel1']:.3f}, explicit {st['explicit_rel']:.3f}; best alternative per NFE: "
+                f"{', '.join(st['a1_best_alt'])}; errors are disagreements on {n_test} test images")
+    # -- A2: from any state, using the state ------------------------------------------------------------------------
+    a2 = st["a2_cdeq"]
+
+    def a2_test(e: tuple[float, float]) -> bool:
+        return e[0] <= STATE_TOL and e[1] <= STATE_GAIN
+
+    def a2_shown(e: tuple[float, float]) -> str:
+        return f"max {e[0]:.3f}, last/first {e[1]:.3f}"
+
+    v.true(f"hard teacher: from every trajectory state z_k (k ∈ KS, k < 128) the jump lands within {STATE_TOL} of z* "
+           f"(max mean ‖F(z_k, t_k) − z*‖/‖z*‖) and uses the state (landing distance from the last state ÷ from z₀ "
+           f"≤ {STATE_GAIN})", a2_test(a2), kind="reproduces", source="paper", tests="A2",
+           measured=a2_shown(a2), predicted=f"max ≤ {STATE_TOL}, ratio ≤ {STATE_GAIN}",
+           control=[Control("student-as-regressor (same network, trained only at z₀)", a2_test(st["a2_regressor"]),
+                            shown=a2_shown(st["a2_regressor"]),
+                            why="the ablation: does the jump from later states come from consistency training?",
+                            tuned=tuned_same),
+                    Control("one more layer call from the state, f(z_k) (no student)", a2_test(st["a2_call"]),
+                            shown=a2_shown(st["a2_call"]), why="what the DEQ itself does with the same call",
+                            tuned="none needed: no parameter"),
+                    Control("ignore the state: the 1-NFE jump from x", a2_test(st["a2_ignore"]),
+                            shown=a2_shown(st["a2_ignore"]),
+                            why="a map that ignores z_k also 'maps every state to z*', at its 1-NFE distance",
+                            tuned="none needed: it is the student's own jump",
+                            weak="its ratio is 1 by construction"),
+                    Control("no jump (z_k itself)", a2_test(st["a2_nojump"]), shown=a2_shown(st["a2_nojump"]),
+                            why="doing nothing", tuned="none needed: no parameter",
+                            weak="z₀ = 0 is at distance 1 by construction")],
+           basis=f"pilot: seeds 9001–9003 gave max {_rng(P['a2_max'])} and ratio {_rng(P['a2_ratio'])} for C-DEQ; "
+                 f"bounds {STATE_TOL} and {STATE_GAIN}",
+           note="the jump from the state at k = 96 against the one from z₀; a state-ignoring map scores ratio 1")
+    # -- A3: keeps the teacher's performance within A3_NFE calls -----------------------------------------------------
+    v.greater(f"digits teacher: best test accuracy within {A3_NFE} calls of f minus the exact equilibrium's "
+              f"({digits.exact_accuracy:.3f})", st["a3_cdeq"], -A3_DROP, kind="reproduces", source="paper",
+              tests="A3",
+              control=Control(f"the best truncated solver (Picard, Anderson, Broyden) within {A3_NFE} calls",
+                              st["a3_solver"], why="the implicit DEQ at the same few-step budget — what the paper's "
+                              "claim is about", tuned="Anderson memory 6 and Broyden as in torchdeq; the best of "
+                              f"the three at each NFE ≤ {A3_NFE}"),
+              basis=f"pilot: seeds 9001–9003 gave drops {_rng(P['a3_cdeq'])} for C-DEQ and {_rng(P['a3_solver'])} "
+                    f"for the best solver; 'keeps' = within {A3_DROP:.0%} is our threshold (the paper states none)",
+              note=f"on this teacher a model that never calls f keeps it too: tuned explicit distillation "
+                   f"{st['a3_explicit']:+.3f}, the linear readout {st['a3_readout']:+.3f} (A1's row)")
+    # -- A4: multi-step trades compute for accuracy (trained with the paper's augmentation) -------------------------
+    e1, e4 = st["a4_aug_rel"]
+    v.less(f"hard teacher, student trained with the paper's augmentation (each coordinate of a state replaced by "
+           f"z*'s with probability {hard.config['augment']}): re-jump distance to z* at NFE {A4_NFE} ÷ at NFE 1",
+           st["a4_aug"], 1.0, kind="reproduces", source="paper", tests="A4",
+           control=Control("the same student without the augmentation", st["a4_plain"],
+                           why="the ablation of the paper's augmentation: is it what makes re-jumping pay?",
+                           tuned=tuned_same),
+           basis=f"paper: the claim itself (less error for more compute); pilot seeds 9001–9003 gave "
+                 f"{_rng(P['a4_aug'])} with and {_rng(P['a4_plain'])} without the augmentation",
+           note=f"distance {e1:.3f} at NFE 1 → {e4:.3f} at NFE {A4_NFE}; refining the jump with Picard steps "
+                f"improves for any start (the layer contracts), so re-jump is the mode that tests the student")
+    # -- S1: 1–8 evaluations instead of tens -----------------------------------------------------------------------
+    v.less(f"hard teacher: least NFE (counted at every NFE) for C-DEQ to reach mean ‖ẑ − z*‖/‖z*‖ ≤ {S1_TARGET}",
+           st["s1_cdeq"], FEW_STEPS, kind="reproduces", source="secondary", tests="S1",
+           control=Control("the best truncated solver (least over Picard / Anderson / Broyden)", st["s1_solver"],
+                           shown=f"{st['s1_solver']} (Picard / Anderson / Broyden: "
+                                 + " / ".join(str(k) for k in st["s1_solvers"]) + ")",
+                           why="the 'tens' of the claim: the DEQ's own solvers at their best",
+                           tuned="Anderson memory 6 and Broyden as in torchdeq; every NFE counted"),
+           basis=f"paper: the [secondary] '1–8 NFE'; target {S1_TARGET} fixed before the run; pilot seeds "
+                 f"9001–9003: C-DEQ {_rng(P['s1_cdeq'])}, best solver {_rng(P['s1_solver'])}",
+           note=f"the linear readout of one call needs {st['s1_readout']} (A1's row)")
+    # -- the construction: the gate is what makes a linear readout miss z* ------------------------------------------
+    ro, ro0 = _readout_misses(digits, hard)
+    v.greater("construction: the linear readout of the student's 1-NFE input [f(0, x), x] misses the gated hard "
+              "teacher's z* (test mean ‖ẑ − z*‖/‖z*‖)", ro, 0.05, kind="consistency", source="derived",
+              control=Control("the same readout on the ungated hard teacher", ro0),
+              basis=f"pilot: the gate (scale {hard.config['gate_scale']:g}, s_min {hard.config['s_min']}) was chosen "
+                    f"on seeds 9001–9003 for a readout distance ≥ 0.05 with Picard still ≥ 0.3 from z* at NFE 8 "
+                    f"(readout {_rng(P['readout'])})",
+              note="without the gate z* = (I − W̄)⁻¹f(0, x) is a fixed linear map of the student's input")
     return v
 
 
-def _least(curve: Curve, target: float) -> int:
-    for n, e in zip(curve.nfe, curve.rel_error, strict=True):
-        if e <= target:
-            return int(n)
-    return -1
+def _readout_misses(digits: Run, hard: Run) -> tuple[float, float]:
+    """The linear readout's test distance to z* on the hard teacher and on the same teacher without its gate."""
+    ungated = hard_teacher(digits.teacher, hard.config["gain"], seed=hard.config["seed"] + 1)
+    x = hard.split.x_test
+    out = []
+    for t in (hard.teacher, ungated):
+        L = linear_readout(t, hard.split)
+        with torch.no_grad():
+            z, zs = readout_features(t, x) @ L, t.fixed_point(x)
+            out.append(float(((z - zs).norm(dim=-1) / zs.norm(dim=-1)).mean()))
+    return out[0], out[1]
+
+
+def _rng(xs: Any) -> str:
+    lo, hi = min(xs), max(xs)
+    return f"{lo:.3g}–{hi:.3g}"
 
 
 def chapter_table(digits: Run, hard: Run, seed: int) -> Verdicts:
