@@ -13,7 +13,9 @@ naming the parameter, its value and the valid range):
 ``posterior_sd(n, prior_var, noise_var)``, ``predictive_sd(...)``, ``expected_positive_part(u, sigma)``,
 ``numerical_argmax(m, s)``, ``two_step_ts_regret(...)``; sympy: ``theory.derive_*``.
 ``solve_bandit(horizon, ...)`` — exact Bayesian regret R_0…R_T of several policies by one backward induction.
-``bayes_regret(policy, horizon, ...)``, ``optimal_boundary(horizon, ...)``.
+``bayes_regret(policy, horizon, ...)``, ``optimal_boundary(horizon, ...)``; ``EXTRA_POLICIES`` (tempered TS, with and
+without the shutdown's condition; the discounted stationary policy) for ``solve_bandit``.
+``discounted_solution(gamma, ...)`` — the discounted problem solved exactly (one backward pass over n).
 ``simulate_regret(policy, horizon, trials, seed, ...)``, ``simulate_policies(...)`` — vectorised Monte Carlo.
 ``verdicts``: ``seeded_verdicts(seed)`` (stochastic rows; ``CHAPTER_SEEDS``: the chapter's seeds), ``exact_verdicts``
 (deterministic rows) and ``PAPER_CLAIMS``.
@@ -23,10 +25,13 @@ Widget: :func:`theorybook.thompson_online.widgets.explorer`.
 from __future__ import annotations
 
 from .dynamics import (
+    EXTRA_POLICIES,
     POLICIES,
     BanditSolution,
+    DiscountedSolution,
     MonteCarloRegret,
     bayes_regret,
+    discounted_solution,
     optimal_boundary,
     simulate_policies,
     simulate_regret,
@@ -46,13 +51,16 @@ from .verdicts import EXPERIMENT, PAPER_CLAIMS, experiment, seeded_verdicts
 
 __all__ = [
     "CHAPTER_SEEDS",
+    "DiscountedSolution",
     "EXPERIMENT",
+    "EXTRA_POLICIES",
     "POLICIES",
     "BanditSolution",
     "MonteCarloRegret",
     "PAPER_CLAIMS",
     "bayes_regret",
     "biserial_covariance",
+    "discounted_solution",
     "expected_positive_part",
     "experiment",
     "numerical_argmax",
@@ -77,6 +85,7 @@ FUZZ_BASE = {
     "optimal_boundary": {"horizon": 4, "grid": 51},
     "simulate_policies": {"policies": ("ts", "optimal"), "horizon": 4, "trials": 10, "seed": 0, "grid": 51},
     "simulate_regret": {"policy": "ts", "horizon": 4, "trials": 10, "seed": 0, "grid": 51},
+    "discounted_solution": {"gamma": 0.9, "grid": 51, "n_max": 20},
     "seeded_verdicts": {"seed": 0, "trials": 50, "horizon": 5, "grid": 51},
     "experiment": {"seed": 0, "trials": 50, "horizon": 5, "grid": 51},
 }

@@ -44,6 +44,9 @@ __all__ = [
     "POLICIES",
     "BanditSolution",
     "MonteCarloRegret",
+    "EXTRA_POLICIES",
+    "DiscountedSolution",
+    "discounted_solution",
     "solve_bandit",
     "bayes_regret",
     "optimal_boundary",
@@ -52,6 +55,13 @@ __all__ = [
 ]
 
 POLICIES = ("ts", "greedy", "optimal", "shutdown")
+#: Policies beyond the chapter's four: ``"tempered"`` (TS at temperature κ, x = Φ(m/(κ s_n)), the unconditional
+#: alternative to the shutdown) and ``"tempered_shutdown"`` (tempered TS with the shutdown's condition).
+#: ``"discounted"`` is the stationary Bayes-optimal policy of the discounted problem (γ = ``gamma``), see
+#: :func:`discounted_solution`, evaluated on the finite horizon.
+EXTRA_POLICIES = ("tempered", "tempered_shutdown", "discounted")
+_SHUTS = ("shutdown", "tempered_shutdown")
+_TEMPERED = ("tempered", "tempered_shutdown")
 _SQRT2 = math.sqrt(2.0)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 _ZMAX = 8.0  # ψ̃ is truncated beyond 8 predictive s.d.: ψ̃(8δ, δ)/δ ≈ φ(8)/64 < 1e-16
@@ -116,22 +126,38 @@ def _check_common(horizon, prior_var, noise_var, grid) -> tuple[int, float, floa
     return T, v0, v, G
 
 
-def _check_policies(policies, shutdown_z) -> tuple[tuple[str, ...], float]:
+def _check_policies(policies, shutdown_z, temper=None, gamma=None) -> tuple[tuple[str, ...], float, float, float]:
     if isinstance(policies, str):
         policies = (policies,)
     if not isinstance(policies, (list, tuple)) or not policies:
-        raise TypeError(f"Invalid policies: {policies!r} (must be a non-empty sequence of {POLICIES})")
-    out = tuple(validate.one_of("policy", p, POLICIES) for p in policies)
+        raise TypeError(f"Invalid policies: {policies!r} (must be a non-empty sequence of "
+                        f"{POLICIES + EXTRA_POLICIES})")
+    out = tuple(validate.one_of("policy", p, POLICIES + EXTRA_POLICIES) for p in policies)
     if len(set(out)) != len(out):
         raise ValueError(f"Invalid policies: {policies!r} (must not repeat a policy)")
     z0 = math.inf
-    if "shutdown" in out:
+    if any(p in _SHUTS for p in out):
         if shutdown_z is None:
-            raise ValueError("Invalid shutdown_z: None (policy 'shutdown' needs shutdown_z > 0)")
+            raise ValueError("Invalid shutdown_z: None (policies 'shutdown'/'tempered_shutdown' need shutdown_z > 0)")
         z0 = validate.number("shutdown_z", shutdown_z, 0.0, math.inf, low_open=True)
     elif shutdown_z is not None:
         validate.number("shutdown_z", shutdown_z, 0.0, math.inf, low_open=True)
-    return out, z0
+    kappa = 1.0
+    if any(p in _TEMPERED for p in out):
+        if temper is None:
+            raise ValueError("Invalid temper: None (policies 'tempered'/'tempered_shutdown' need temper κ in "
+                             "[0.01, 100])")
+        kappa = validate.number("temper", temper, 0.01, 100.0)
+    elif temper is not None:
+        validate.number("temper", temper, 0.01, 100.0)
+    g = 0.0
+    if "discounted" in out:
+        if gamma is None:
+            raise ValueError("Invalid gamma: None (policy 'discounted' needs a discount γ in [0.5, 0.999])")
+        g = validate.number("gamma", gamma, 0.5, 0.999)
+    elif gamma is not None:
+        validate.number("gamma", gamma, 0.5, 0.999)
+    return out, z0, kappa, g
 
 
 @functools.lru_cache(maxsize=8)
@@ -197,12 +223,14 @@ _SOLVED: OrderedDict[tuple, _One] = OrderedDict()  # per-policy results, least r
 _SOLVED_MAX = 32
 
 
-def _solved(T: int, policies: tuple[str, ...], v0: float, v: float, z0: float, G: int, device: str) -> list[_One]:
+def _solved(T: int, policies: tuple[str, ...], v0: float, v: float, z0: float, kappa: float, gamma: float,
+            G: int, device: str) -> list[_One]:
     """Each policy's solution from the cache, solving the missing ones together in one batched pass."""
-    keys = {p: (T, p, v0, v, z0 if p == "shutdown" else math.inf, G, device) for p in policies}
+    keys = {p: (T, p, v0, v, z0 if p in _SHUTS else math.inf, kappa if p in _TEMPERED else 1.0,
+                gamma if p == "discounted" else 0.0, G, device) for p in policies}
     missing = tuple(p for p in policies if keys[p] not in _SOLVED)
     if missing:
-        for p, one in zip(missing, _solve_batch(T, missing, v0, v, z0, G, device), strict=True):
+        for p, one in zip(missing, _solve_batch(T, missing, v0, v, z0, kappa, gamma, G, device), strict=True):
             _SOLVED[keys[p]] = one
     out = []
     for p in policies:
@@ -213,25 +241,37 @@ def _solved(T: int, policies: tuple[str, ...], v0: float, v: float, z0: float, G
     return out
 
 
-def _solve_batch(T: int, policies: tuple[str, ...], v0: float, v: float, z0: float, G: int,
-                 device: str) -> list[_One]:
+def _solve_batch(T: int, policies: tuple[str, ...], v0: float, v: float, z0: float, kappa: float,
+                 gamma: float, G: int, device: str) -> list[_One]:
     """Backward induction for several policies at once (one tensor program over policy × n × m per step)."""
-    m, s, dx, bands, step = _kernels(T, v0, v, G, device)
+    m, s, dx, bands, _ = _kernels(T, v0, v, G, device)
     dev = m.device
     P = len(policies)
     i0 = (G - 1) // 2
+    # stationary threshold policies (pull iff m ≥ g_j(n), grid index j(n); G = never): leaving the arm is
+    # absorbing for them, so left of the threshold V_{h−1}(m, n) = (h−1)·E[μ⁺](m, s_n) and V jumps at g_j(n)
+    jidx = {}
+    if "greedy" in policies:
+        jidx["greedy"] = torch.full((T + 2,), i0, dtype=torch.long, device=dev)
+    if "discounted" in policies:
+        b = discounted_solution(gamma, prior_var=v0, noise_var=v, grid=G, device=device).boundary[: T + 2]
+        jidx["discounted"] = torch.searchsorted(m, b.to(dev)).clamp_max(G)  # first node ≥ b (b snapped up)
     z = m[None, :] / s[: T + 1, None]  # (T+1, G): m/s_n
     e_pos = m * _Phi(z) + s[: T + 1, None] * _phi(z)  # E[μ⁺] at (m, s_n)
     fixed = {
         "ts": lambda: _Phi(z),
         "greedy": lambda: (m >= 0).to(torch.float64).expand(T + 1, G),
+        "discounted": lambda: (torch.arange(G, device=dev)[None, :] >= jidx["discounted"][: T + 1, None]).to(
+            torch.float64),
         "shutdown": lambda: _Phi(z) * (z >= -z0).to(torch.float64),
+        "tempered": lambda: _Phi(z / kappa),
+        "tempered_shutdown": lambda: _Phi(z / kappa) * (z >= -z0).to(torch.float64),
         "optimal": lambda: torch.zeros(T + 1, G, dtype=torch.float64, device=dev),
     }
     X = torch.stack([fixed[p]() for p in policies])  # (P, T+1, G); the optimal row is set per step
     r = e_pos[None] - X * m  # instantaneous regret r(x) = E[μ⁺] − x m of the fixed policies
     opt = policies.index("optimal") if "optimal" in policies else -1
-    gr = policies.index("greedy") if "greedy" in policies else -1
+    delta = (s[:-1] ** 2 - s[1:] ** 2).clamp_min(0.0).sqrt()
     V = torch.zeros(P, T + 1, G, dtype=torch.float64, device=dev)
     R = torch.zeros(P, T + 1, dtype=torch.float64, device=dev)
     boundary = torch.full((T + 1, T + 1), math.inf, dtype=torch.float64, device=dev) if opt >= 0 else None
@@ -241,17 +281,23 @@ def _solve_batch(T: int, policies: tuple[str, ...], v0: float, v: float, z0: flo
     for h in range(1, T + 1):
         A = T - h + 1  # states reachable from the prior with h steps left: n = 0 … T − h
         F = V[:, 1 : A + 1]  # V_{h−1}(·, n+1)
-        if gr >= 0:
-            # greedy's value jumps at m = 0 (left of it the arm is never pulled again: V = (h−1)·s·φ(0) at 0⁻);
-            # split off the jump J·1{m ≥ 0}, whose Gaussian expectation is J·Φ(m/δ_n), and interpolate the rest
-            jump = F[gr, :, i0] - (h - 1) * s[1 : A + 1] * _INV_SQRT_2PI
+        jumps = []
+        if jidx:
             F = F.clone()
-            F[gr, :, i0:] -= jump[:, None]
+        for p, j_all in jidx.items():
+            # split off the jump J·1{m ≥ g_j} (J = V(g_j) − (h−1)·E[μ⁺](g_j, s_n+1)), whose Gaussian expectation
+            # is J·Φ((m − g_j)/δ_n), and interpolate the continuous rest
+            k, j = policies.index(p), j_all[1 : A + 1]
+            jc = j.clamp_max(G - 1)
+            left = (h - 1) * e_pos[1 : A + 1].gather(1, jc[:, None])[:, 0]
+            jump = torch.where(j < G, F[k].gather(1, jc[:, None])[:, 0] - left, torch.zeros_like(left))
+            F[k] -= jump[:, None] * (torch.arange(G, device=dev)[None, :] >= j[:, None]).to(torch.float64)
+            jumps.append((k, jump, m[jc]))
         Fp = torch.cat([F[..., :1], F, F[..., -1:]], dim=-1)  # flat extension beyond the grid
         c = (Fp[..., 2:] - 2.0 * Fp[..., 1:-1] + Fp[..., :-2]) / dx  # slope changes c_k of the interpolant
         cont = F + _smooth(c.reshape(P * A, G), bands, G, A).reshape(P, A, G)  # E V_{h−1}(m + δ_n Z, n+1)
-        if gr >= 0:
-            cont[gr] += jump[:, None] * step[:A]
+        for k, jump, at in jumps:
+            cont[k] += jump[:, None] * _Phi((m[None, :] - at[:, None]) / delta[:A, None])
         stay = V[:, :A]
         gain = cont - stay  # = −B_h(m, n), minus the value of information
         Vn = stay + r[:, :A] + X[:, :A] * gain
@@ -276,25 +322,85 @@ def _solve_batch(T: int, policies: tuple[str, ...], v0: float, v: float, z0: flo
             for k in range(P)]
 
 
+class DiscountedSolution(NamedTuple):
+    """The discounted one-armed bandit, solved exactly on the grid (:func:`discounted_solution`)."""
+
+    gamma: float
+    boundary: torch.Tensor  # (n_max + 1,): the stationary policy pulls at (m, n) iff m ≥ boundary[n]
+    value: torch.Tensor  # (G,): the discounted Bayesian regret V_γ(m, 0), m on the grid
+    m: torch.Tensor  # the grid in m
+    single_crossing: bool  # the pull set is {m ≥ b(n)} for every n
+
+
+@functools.lru_cache(maxsize=8)
+def _discounted(gamma: float, v0: float, v: float, G: int, n_max: int, device: str) -> DiscountedSolution:
+    m, s, dx, bands, _ = _kernels(n_max, v0, v, G, device)
+    z = m[None, :] / s[: n_max + 1, None]
+    e_pos = m * _Phi(z) + s[: n_max + 1, None] * _phi(z)
+    stop = e_pos / (1.0 - gamma)  # leaving the unknown arm is absorbing: E[μ⁺] per step for ever
+    Vn = (e_pos[n_max] - m.clamp_min(0.0)) / (1.0 - gamma)  # at n_max: no more learning, the better arm for ever
+    b = torch.full((n_max + 1,), math.inf, dtype=torch.float64, device=m.device)
+    single = True
+    for n in range(n_max - 1, -1, -1):
+        lo, hi, L, Kf = next(band for band in bands if band[0] <= n < band[1])
+        Fp = torch.cat([Vn[:1], Vn, Vn[-1:]])
+        c = (Fp[2:] - 2.0 * Fp[1:-1] + Fp[:-2]) / dx
+        cont = Vn + torch.fft.irfft(torch.fft.rfft(c, n=L) * Kf[n - lo], n=L)[:G]
+        pull = e_pos[n] - m + gamma * cont
+        act = pull <= stop[n]
+        single = single and bool((act[1:] >= act[:-1]).all())
+        if bool(act.any()):
+            b[n] = m[int(act.to(torch.uint8).argmax())]
+        Vn = torch.minimum(pull, stop[n])
+    b[n_max] = 0.0
+    return DiscountedSolution(gamma, b, Vn, m, single)
+
+
+def discounted_solution(gamma: float, *, prior_var: float = 1.0, noise_var: float = 1.0, grid: int = 1601,
+                        n_max: int | None = None, device: str | torch.device | None = None) -> DiscountedSolution:
+    r"""The discounted one-armed bandit solved exactly on the grid: the stationary Bayes-optimal policy.
+
+    .. math::
+
+        V_\gamma(m, n) = \min\Big\{\frac{\mathbb E[\mu^+]}{1-\gamma},\ \mathbb E[\mu^+] - m
+        + \gamma\,\mathbb E\,V_\gamma(m + \delta_n Z, n+1)\Big\}
+
+    (not pulling leaves the state unchanged, so it is absorbing — the Gittins index rule of a one-armed bandit).
+    Because n only grows, one backward pass over n = n_max … 0 solves it exactly (no value iteration); at
+    ``n_max`` (default ⌈10/(1−γ)⌉, where γ^n_max < 5e-5) learning is switched off. The policy pulls iff
+    m ≥ ``boundary[n]`` (the first grid point that pulls): a stationary map of the posterior (m, s_n), what
+    the paper's "stationarization" asks for — here with the discount the paper calls too different.
+    """
+    g = validate.number("gamma", gamma, 0.5, 0.999)
+    _, v0, v, G = _check_common(1, prior_var, noise_var, grid)
+    N = math.ceil(10.0 / (1.0 - g)) if n_max is None else validate.integer("n_max", n_max, 2, 100_000)
+    validate.memory_guard(_estimate_bytes(N, G, 1) / 4, lower="n_max or grid")
+    dev = str(resolve_device(device))
+    with one_thread(dev):
+        return _discounted(g, v0, v, G, N, dev)
+
+
 def solve_bandit(horizon: int, *, policies: Sequence[str] = POLICIES, prior_var: float = 1.0,
                  noise_var: float = 1.0, shutdown_z: float | None = None, grid: int = 1601,
-                 record: Sequence[int] = (), device: str | torch.device | None = None) -> BanditSolution:
+                 record: Sequence[int] = (), device: str | torch.device | None = None,
+                 temper: float | None = None, gamma: float | None = None) -> BanditSolution:
     r"""Backward induction over (m, n, h) for several policies at once; exact for the piecewise-linear grid model.
 
     Returns :class:`BanditSolution`: ``regret[p, T]`` is :math:`R_T` of ``policies[p]`` for every horizon
     T ≤ ``horizon`` (the fixed policies are stationary, and ``"optimal"`` is re-optimised for each remaining
     horizon, so one pass gives every :math:`R_T`). ``record`` lists remaining horizons h at which the n = 0 curves
-    of the value of information and the allocation are kept. Results are cached per argument set.
+    of the value of information and the allocation are kept. ``temper`` is κ of the ``"tempered"`` policies
+    and ``gamma`` the discount of ``"discounted"`` (:data:`EXTRA_POLICIES`). Results are cached per argument set.
     """
     T, v0, v, G = _check_common(horizon, prior_var, noise_var, grid)
-    pols, z0 = _check_policies(policies, shutdown_z)
+    pols, z0, kappa, g = _check_policies(policies, shutdown_z, temper, gamma)
     if isinstance(record, (str, bytes)) or not isinstance(record, (list, tuple)):
         raise TypeError(f"Invalid record: {record!r} (must be a sequence of integers in [1, horizon])")
     rec = tuple(validate.integer("record", h, 1, T) for h in record)
     validate.memory_guard(_estimate_bytes(T, G, 1), lower="horizon or grid")
     dev = str(resolve_device(device))
     with one_thread(dev):
-        parts = _solved(T, pols, v0, v, z0, G, dev)
+        parts = _solved(T, pols, v0, v, z0, kappa, g, G, dev)
     idx = list(rec)
     opt = next((o for p, o in zip(pols, parts, strict=True) if p == "optimal"), None)
     m = _kernels(T, v0, v, G, dev)[0]
@@ -328,7 +434,7 @@ def optimal_boundary(horizon: int, *, prior_var: float = 1.0, noise_var: float =
 
 def simulate_policies(policies: Sequence[str], horizon: int, trials: int, seed: int, *, prior_var: float = 1.0,
                       noise_var: float = 1.0, shutdown_z: float | None = None, grid: int = 1601,
-                      device: str | torch.device | None = None) -> MonteCarloRegret:
+                      device: str | torch.device | None = None, temper: float | None = None) -> MonteCarloRegret:
     r"""Monte Carlo of the Bayesian regret: ``trials`` independent bandits per policy, vectorised.
 
     Each trial draws :math:`\mu \sim \mathcal N(0, \sigma_0^2)`, then for t = 1 … T picks the arm with the policy's
@@ -338,7 +444,9 @@ def simulate_policies(policies: Sequence[str], horizon: int, trials: int, seed: 
     ``torch.Generator`` seeded with ``seed`` and are moved to ``device`` (same numbers on every device).
     """
     T, v0, v, G = _check_common(horizon, prior_var, noise_var, grid)
-    pols, z0 = _check_policies(policies, shutdown_z)
+    pols, z0, kappa, _ = _check_policies(policies, shutdown_z, temper)
+    if "discounted" in pols:
+        raise ValueError("Invalid policies: 'discounted' (evaluated exactly by solve_bandit, not simulated)")
     n_tr = validate.integer("trials", trials, 1)
     seed = validate.integer("seed", seed, 0, 2**63 - 1)
     P = len(pols)
@@ -346,10 +454,10 @@ def simulate_policies(policies: Sequence[str], horizon: int, trials: int, seed: 
     validate.memory_guard(8.0 * P * n_tr * T / 50, lower="trials or horizon", budget=8 * 2 * 10**9)  # run time
     dev = resolve_device(device)
     with one_thread(dev):
-        return _simulate(pols, T, n_tr, seed, v0, v, z0, G, dev)
+        return _simulate(pols, T, n_tr, seed, v0, v, z0, kappa, G, dev)
 
 
-def _simulate(pols, T, n_tr, seed, v0, v, z0, G, dev) -> MonteCarloRegret:
+def _simulate(pols, T, n_tr, seed, v0, v, z0, kappa, G, dev) -> MonteCarloRegret:
     P = len(pols)
     b_tab = optimal_boundary(T, prior_var=v0, noise_var=v, grid=G, device=dev) if "optimal" in pols else None
     gen = torch.Generator().manual_seed(seed)
@@ -380,7 +488,8 @@ def _simulate(pols, T, n_tr, seed, v0, v, z0, G, dev) -> MonteCarloRegret:
                 x[k] = (m[k] >= b_tab[h][n[k].long()]).to(torch.float64)
             else:
                 zk = m[k] * tau[k].sqrt()
-                x[k] = _Phi(zk) if p == "ts" else _Phi(zk) * (zk >= -z0).to(torch.float64)
+                xk = _Phi(zk / kappa) if p in _TEMPERED else _Phi(zk)
+                x[k] = xk * (zk >= -z0).to(torch.float64) if p in _SHUTS else xk
         a = (draw("uniform") < x).to(torch.float64)
         y = mu + sd * draw("normal")
         m += a * (y - m) * (prec1 / (tau + prec1))  # conjugate update of the posterior mean, pulled trials only

@@ -9,8 +9,10 @@ account's "conditional regularizer shutdown moves TS towards the optimum", again
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -18,27 +20,42 @@ import sympy as sp
 import torch
 
 from .. import validate
-from ..check import Control, PaperClaim, Verdicts, z_threshold
+from ..check import Control, PaperClaim, Planted, Scan, Verdicts, z_threshold
 from ..device import to_numpy
 from .dynamics import POLICIES, BanditSolution, MonteCarloRegret, simulate_policies, solve_bandit
 
-__all__ = ["EXPERIMENT", "PAPER_CLAIMS", "experiment", "exact_verdicts", "seeded_verdicts"]
+__all__ = ["EXPERIMENT", "KAPPA_GRID", "PAPER_CLAIMS", "Z0_GRID", "competitor_regrets", "experiment",
+           "exact_verdicts", "seeded_verdicts", "tuning_scan"]
 
-#: The chapter's experiment B (the paper's figure): prior N(0, 1), noise variance 1, T = 200, shutdown z₀ = 2,
-#: 1601-point grid, 20K Monte Carlo trials per policy (as in the paper's caption).
-EXPERIMENT = {"horizon": 200, "prior_var": 1.0, "noise_var": 1.0, "shutdown_z": 2.0, "grid": 1601, "trials": 20_000}
+#: The chapter's experiment B (the paper's figure): prior N(0, 1), noise variance 1, T = 200, 1601-point grid, 20K
+#: Monte Carlo trials per policy (as in the paper's caption). The shutdown's z₀ and tempered TS's κ are the best of
+#: their 9-point grids (:data:`Z0_GRID`, :data:`KAPPA_GRID`) on the exact DP at T = 200
+#: (``bench/thompson_online_tuning.py``; ``tests/test_thompson_online.py`` checks the committed JSON agrees).
+EXPERIMENT = {"horizon": 200, "prior_var": 1.0, "noise_var": 1.0, "shutdown_z": 1.25, "temper": 0.65, "grid": 1601,
+              "trials": 20_000}
+#: The planted discount of the stationarization row: an effective horizon 1/(1 − γ) ten times shorter than T.
+PLANTED_HORIZON_FACTOR = 10
+#: The bench's results (the horizon scan of the shutdown and stationarization rows).
+TUNING_JSON = Path(__file__).resolve().parents[3] / "bench" / "results" / "thompson_online_tuning.json"
+
+#: The tuning grids (9 values each, the same budget): the shutdown's z₀ and tempered TS's κ, chosen on the exact DP
+#: at T = 200 by ``bench/thompson_online_tuning.py`` (results in bench/results/thompson_online_tuning.json).
+Z0_GRID = (0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0, 2.25, 2.5)
+KAPPA_GRID = (0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8)
 
 PAPER_CLAIMS = (
     PaperClaim("regularised-greed", "TS solves an online optimisation problem: instantaneous regret plus a "
                "'biserial covariance' regulariser ν̃ that measures the residual uncertainty about which arm is "
                "better — the same form as the stationary Bellman-optimal policy, with a different regulariser ν.",
-               quoted_only=True,
+               quoted_only=True, reason_class="no measurable consequence",
                why="the paper's ν̃ and objective ℛ² could not be read; the chapter proves and checks its own "
                    "reconstruction of the identity (consistency rows), which is not a test of the paper's form"),
     PaperClaim("stationarization", "A 'faithful stationarization' of the finite-horizon regret problem has a "
-               "stationary Bellman-optimal policy x*(π).", quoted_only=True,
-               why="the stationarized objective could not be read; the chapter uses the finite-horizon "
-                   "Bayes-optimal policy (exact DP) as a stand-in"),
+               "stationary Bellman-optimal policy x*(π).", quoted_only=True, reason_class="no measurable consequence",
+               why="the paper's stationarized objective could not be read, so its x*(π) cannot be computed; the "
+                   "chapter solves the discounted stationarization exactly instead (the 'discounted' row)"),
+    PaperClaim("discounted", "The discounted (Gittins) formulation changes the finite-horizon problem too much "
+               "to be a faithful stationarization.", where="abstract"),
     PaperClaim("shutdown", "A 'conditional regularizer shutdown' moves TS closer to the optimal policy.",
                where="analysis section (secondary account)", source="secondary"),
 )
@@ -90,7 +107,7 @@ def seeded_verdicts(seed: int, *, trials: int = 20_000, horizon: int = 200, grid
     worst = int(z.argmax())
     zt = z_threshold(1e-3, len(POLICIES))
     d_mean, d_se, d_z = _paired_z(mc, "ts", "shutdown")
-    g_mean, g_se, g_z = _paired_z(mc, "ts", "greedy")
+    g_mean, g_se, _ = _paired_z(mc, "ts", "greedy")
     ts, sd = POLICIES.index("ts"), POLICIES.index("shutdown")
     dp_gap = float(sol.regret[ts, T] - sol.regret[sd, T])
     z_one = z_threshold(2e-3)  # one-sided 1e-3
@@ -99,26 +116,55 @@ def seeded_verdicts(seed: int, *, trials: int = 20_000, horizon: int = 200, grid
            float(z.max()), zt, kind="consistency", source="derived",
            basis=(f"model: each MC mean averages {mc.trials} i.i.d. realised regrets, so (MC − DP)/SE ≈ N(0, 1); "
                   f"Bonferroni over 4 policies, false alarm ≤ 1e-3"),
-           note=(f"worst: {POLICIES[worst]}. The DP's grid error (< 1e-3 relative, checked by doubling the grid) "
+           note=(f"worst: {POLICIES[worst]}. The DP's grid error (< 1e-3 relative, checked by halving the grid) "
                  f"is < 0.02 SE. Why it matters: the exact DP is what every other regret number rests on."))
-    v.greater(f"conditional shutdown lowers TS's regret at T = {T}: paired z of R_TS − R_shutdown", d_z, z_one,
-              kind="reproduces", source="secondary", tests="shutdown",
-              control=Control("unconditional shutdown (greedy): paired z of R_TS − R_greedy", g_z),
+    v.greater(f"Monte Carlo sees the shutdown's gain over TS at T = {T}: paired z of R_TS − R_shutdown", d_z, z_one,
+              kind="consistency", source="derived",
               basis="model: paired CLT z-score; one-sided threshold z_threshold(2e-3) = 3.09, false alarm ≤ 1e-3 "
                     "under 'no improvement'",
-              note=(f"[secondary] the paper's 'conditional regularizer shutdown'; the rule (x = 0 once m/s < "
-                    f"−{EXPERIMENT['shutdown_z']:g}) is our operationalisation. Paired difference {d_mean:.4g} ± "
-                    f"{d_se:.2g} (exact DP gap {dp_gap:.4g}); the control's difference is {g_mean:.4g} ± {g_se:.2g}: "
-                    f"switching the regulariser off everywhere makes TS worse, so the condition is what helps."))
+              note=(f"the shutdown rule (x = 0 once m/s < −{EXPERIMENT['shutdown_z']:g}) is our operationalisation. "
+                    f"Paired difference {d_mean:.4g} ± {d_se:.2g} (exact DP gap {dp_gap:.4g}); greedy's is "
+                    f"{g_mean:.4g} ± {g_se:.2g}. A check that simulation and DP agree on the sign and size; the "
+                    "paper's claim is tested against the tuned unconditional competitor by the exact row."))
     return v
+
+
+def competitor_regrets(horizon: int = 200, *, grid: int = 1601,
+                       device: str | torch.device | None = None) -> dict[str, float]:
+    """Exact R_T (DP) of every policy the shutdown and stationarization rows compare, at the chapter's settings:
+    TS, greedy, the finite-horizon optimum, the shutdown (z₀*), tempered TS (κ*), tempered TS with the shutdown's
+    condition, the discounted stationary policy (γ = 1 − 1/T) and the planted one (γ = 1 − 10/T)."""
+    T = validate.integer("horizon", horizon, 20, 2000)
+    e = EXPERIMENT
+    kw = {"prior_var": e["prior_var"], "noise_var": e["noise_var"], "grid": grid, "device": device}
+    out = {}
+    sol = solve_bandit(T, policies=POLICIES, shutdown_z=e["shutdown_z"], **kw)
+    out.update({p: float(sol.regret[k, T]) for k, p in enumerate(POLICIES)})
+    sol = solve_bandit(T, policies=("tempered", "tempered_shutdown", "discounted"), shutdown_z=e["shutdown_z"],
+                       temper=e["temper"], gamma=1.0 - 1.0 / T, **kw)
+    out.update({p: float(sol.regret[k, T]) for k, p in enumerate(sol.policies)})
+    g_planted = 1.0 - PLANTED_HORIZON_FACTOR / T
+    # the planted control only needs to be seen far outside the band: the 801-point grid (error ≲ 1e-3) suffices
+    out["discounted_planted"] = float(solve_bandit(T, policies=("discounted",), gamma=g_planted,
+                                                   **dict(kw, grid=(grid + 1) // 2 | 1)).regret[0, T])
+    return out
+
+
+def tuning_scan(path: str | Path | None = None) -> dict[str, Any]:
+    """The committed horizon scan of ``bench/thompson_online_tuning.py`` (each policy's R_T at T ∈ {50, 200, 400},
+    both tuning grids, the tuned values)."""
+    p = Path(TUNING_JSON if path is None else path)
+    return json.loads(p.read_text())
 
 
 def exact_verdicts(*, argmax_err: float, quad_err: float, foc: Any, pos_residual: Any, cov_residual: Any,
                    maxcov_residual: Any, pred_residual: Any, r2_value: Any, regret: Any, single_crossing: bool,
-                   grid_change: Mapping[str, float], title: str = "Thompson sampling is regularised greed — "
+                   grid_change: Mapping[str, float], competitors: Mapping[str, float],
+                   scan: Mapping[str, Any] | None = None, title: str = "Thompson sampling is regularised greed — "
                    "headline claims") -> Verdicts:
-    """The chapter's deterministic rows, from its sympy derivations, its numerical identity checks and the exact
-    DP regrets ``regret`` (array (P, T+1), policies in :data:`POLICIES` order, T ≥ 200)."""
+    """The chapter's deterministic rows, from its sympy derivations, its numerical identity checks, the exact
+    DP regrets ``regret`` (array (P, T+1), policies in :data:`POLICIES` order, T ≥ 200), the competitors' exact
+    R_T at T = 200 (:func:`competitor_regrets`) and the bench's horizon scan (:func:`tuning_scan`)."""
     regret = np.asarray(to_numpy(regret) if isinstance(regret, torch.Tensor) else regret, dtype=float)
     if regret.ndim != 2 or regret.shape[0] != len(POLICIES) or regret.shape[1] < 201:
         raise ValueError(f"Invalid regret: shape {regret.shape} (must be ({len(POLICIES)}, T + 1) with T ≥ 200)")
@@ -158,7 +204,7 @@ def exact_verdicts(*, argmax_err: float, quad_err: float, foc: Any, pos_residual
             source="derived", basis="model: interpolation error O(Δ²) with Δ = 0.0075 is ~1e-6; 1e-4 leaves room",
             note="the DP against sympy's two-step value: an independent check of the backward induction.")
     for p in ("ts", "optimal"):
-        v.less(f"grid ×2 (1601 → 3201 points) changes R₂₀₀({p}) by (relative)", float(grid_change[p]), 1e-3,
+        v.less(f"grid ÷2 (1601 → 801 points) changes R₂₀₀({p}) by (relative)", float(grid_change[p]), 1e-3,
                kind="consistency", source="derived",
                basis="model: the piecewise-linear value function converges as O(Δ²); 1e-3 is the accuracy the "
                      "figure needs",
@@ -175,4 +221,68 @@ def exact_verdicts(*, argmax_err: float, quad_err: float, foc: Any, pos_residual
     v.greater("greedy loses to TS at T = 200: R_greedy/R_TS", float(R_gr[200] / R_ts[200]), 1.0,
               kind="consistency", source="derived", basis="exact: exact DP values compared with each other",
               note="a regression guard on the figure's story; it is also why greedy is the shutdown row's control.")
+    _shutdown_rows(v, competitors, tuning_scan() if scan is None else scan)
     return v
+
+
+def _shutdown_rows(v: Verdicts, c: Mapping[str, float], scan: Mapping[str, Any]) -> None:
+    """The rows of the shutdown and stationarization claims (exact DP at T = 200; the horizon scan from the bench)."""
+    need = ("ts", "greedy", "optimal", "shutdown", "tempered", "tempered_shutdown", "discounted", "discounted_planted")
+    miss = [k for k in need if k not in c]
+    if miss:
+        raise ValueError(f"Invalid competitors: missing {miss} (must be competitor_regrets(...)'s dict)")
+    e = EXPERIMENT
+    hs = sorted(scan["horizons"], key=int)
+    tol = 0.02
+    grid_basis = ("model: halving the grid moves each R₂₀₀ by < 1e-3 relative (< 0.006 here, rows above; O(Δ²), so "
+                  "the 1601-point error is ~4× smaller), so a "
+                  f"difference of two R₂₀₀ is exact to < 0.012; {tol:g} is fixed above that")
+    adv = c["tempered"] - c["shutdown"]
+    v.greater(f"conditional shutdown (z₀ = {e['shutdown_z']:g}) beats the best unconditional tempering (κ = "
+              f"{e['temper']:g}), both tuned on 9-point grids: R_tempered − R_shutdown at T = 200 (exact DP)", adv, tol,
+              kind="reproduces", source="secondary", tests="shutdown",
+              control=[Control("greedy — the regulariser switched off everywhere, no condition — in the shutdown's "
+                               "place: R_tempered − R_greedy", c["tempered"] - c["greedy"],
+                               why="the ablation of the condition: the shutdown with its test m/s < −z₀ removed",
+                               tuned="none needed: greedy has no parameter"),
+                       Control(f"tempered TS (κ = {e['temper']:g}) in the shutdown's place: R_tempered − R_tempered",
+                               0.0,
+                               why="the sceptic's alternative: explore less everywhere, without a condition (tuned, it "
+                                   "beats the shutdown at z₀ = 2: 4.87 vs 5.27)",
+                               tuned="the same 9-point grid on the same exact DP as z₀ "
+                                     "(bench/thompson_online_tuning.py)",
+                               weak="it is the measurement's reference, so 0 by construction; its regret "
+                                    f"{c['tempered']:.4g} is shown in the note")],
+              basis=grid_basis,
+              scan=Scan("horizon T", tuple(int(h) for h in hs),
+                        tuple(min(scan["horizons"][h]["tempered"].values())
+                              - min(scan["horizons"][h]["shutdown"].values()) for h in hs),
+                        tuple(min(scan["horizons"][h]["tempered"].values())
+                              > min(scan["horizons"][h]["shutdown"].values()) + tol for h in hs)),
+              note=(f"R₂₀₀: TS {c['ts']:.4g}, shutdown {c['shutdown']:.4g}, tempered {c['tempered']:.4g}, optimum "
+                    f"{c['optimal']:.4g}. Each tuned at T = 200 on its own grid; the scan re-tunes both at every T "
+                    "(bench): the condition beats tempering at long horizons, not at T = 50."))
+    v.greater("what the condition adds on top of the best tempering: R_tempered − R_tempered+shutdown at T = 200",
+              c["tempered"] - c["tempered_shutdown"], tol, kind="consistency", source="derived", basis=grid_basis,
+              note="the shutdown's test m/s < −z₀ applied to tempered TS: it removes exploration of a clearly worse "
+                   "arm, which tempering only shrinks")
+    excess = (c["discounted"] - c["optimal"]) / c["optimal"]
+    planted = (c["discounted_planted"] - c["optimal"]) / c["optimal"]
+    close = 0.05
+    v.less("the discounted stationary policy (γ = 1 − 1/T, solved exactly) on the T = 200 problem: "
+           "(R_discounted − R_optimal)/R_optimal", excess, close, kind="differs", source="paper", tests="discounted",
+           paper=2 * close, paper_shown="'changes the problem too much' (no number given; shown as 10 %, twice the "
+                                        "5 % band)",
+           planted=Planted(f"the discount with an effective horizon {PLANTED_HORIZON_FACTOR}× shorter "
+                           f"(γ = 1 − {PLANTED_HORIZON_FACTOR}/T), same measurement", planted,
+                           effect="a discounted stationarization that does change the problem: its stationary "
+                                  "policy stops exploring as if 20 steps were left"),
+           basis="paper: 'stays close to the original' read as a regret within 5 % of the finite-horizon optimum, "
+                 "fixed before the solve (TS is 94 % above it)",
+           scan=Scan("horizon T", tuple(int(h) for h in hs),
+                     tuple((scan["horizons"][h]["discounted"] - scan["horizons"][h]["optimal"])
+                           / scan["horizons"][h]["optimal"] for h in hs)),
+           note=(f"R₂₀₀: discounted {c['discounted']:.4g}, optimum {c['optimal']:.4g}. Not pulling is absorbing, so "
+                 "the discounted problem is solved by one backward pass over n (a Gittins-index rule); its "
+                 "threshold at n = 0 matches the finite-horizon optimum's. The paper's own stationarization could not "
+                 "be read: this is the discounted one it calls unfaithful, measured by regret."))
