@@ -93,6 +93,10 @@ def run_experiment(seed: int = 0, *, teacher: str = "digits", steps: int = STEPS
     seed = integer("seed", seed, 0)
     one_of("teacher", teacher, TEACHERS)
     gain = number("gain", gain, 0.0, 1e4, low_open=True)
+    gate_scale = number("gate_scale", gate_scale, 0.0, 1e4)
+    s_min = number("s_min", s_min, 0.0, 1.0, high_open=True)
+    number("explicit_lr", explicit_lr, 0.0, 1.0, low_open=True)
+    one_of("explicit_act", explicit_act, ("silu", "tanh"))
     nfe_max, solver_max = _budgets(nfe_max, solver_max)  # before any training
     if base is not None and not isinstance(base, LinearDEQ):
         raise TypeError(f"Invalid base: {type(base).__name__} (must be a LinearDEQ or None)")

@@ -194,12 +194,12 @@ def readout_features(teacher: LinearDEQ, x: torch.Tensor) -> torch.Tensor:
 
 def linear_readout(teacher: LinearDEQ, split: Split, *, ridge: float = 1e-8) -> torch.Tensor:
     """The sceptic's 1-NFE control: the fixed linear map ``L`` minimising ``Σ ‖L [f(0, x), x, 1] − z*‖²`` over the
-    training inputs (ridge ``ridge·mean diag`` for the always-zero pixels), so ``ẑ = L [f(0, x), x, 1]``. For an
+    training inputs (ridge ``ridge·mean diag`` > 0 for the always-zero pixels), so ``ẑ = L [f(0, x), x, 1]``. For an
     ungated teacher ``z* = (I − W̄)⁻¹ f(0, x)`` and this map is exact; the gate of :func:`hard_teacher` is what makes
     it miss. Returns ``L`` ((n_in + H + 1) × H, float64)."""
     teacher = _teacher(teacher)
     split = _check_split(split)
-    ridge = number("ridge", ridge, 0.0, 1.0)
+    ridge = number("ridge", ridge, 0.0, 1.0, low_open=True)
     with torch.no_grad():
         F = readout_features(teacher, split.x_train)
         Z = teacher.fixed_point(split.x_train)
