@@ -50,8 +50,8 @@ from .experiment import (
     _solve,
 )
 
-__all__ = ["FED_METHODS", "HeteroSweep", "communicated", "ffa_lora_fit", "fedavg_lora_fit",
-           "heterogeneity_sweep"]
+__all__ = ["FED_METHODS", "FL_CELLS", "FL_METHODS", "HeteroSweep", "communicated", "federated_train", "ffa_lora_fit",
+           "fedavg_lora_fit", "fl_cell", "fl_message_size", "heterogeneity_sweep"]
 
 #: The methods compared at equal communication (CoLoRA first).
 FED_METHODS = ("colora", "fedavg", "ffa", "per_client")
@@ -63,11 +63,11 @@ FFA_SEED = 12345
 
 
 def communicated(d: int, r: int, method: str = "colora") -> int:
-    """Numbers each client sends per round (the shared block): ``2dr`` for CoLoRA, FedAvg-LoRA and FFA-LoRA at
-    rank ``2r``; 0 for per-client LoRA."""
+    """Numbers each client sends per round (the shared block): ``2dr`` for CoLoRA, FedAvg-LoRA, and FFA- and
+    FedSA-LoRA at rank ``2r``; 0 for per-client LoRA."""
     d = integer("d", d, 1)
     r = integer("r", r, 1, d)
-    m = one_of("method", method, FED_METHODS)
+    m = one_of("method", method, (*FED_METHODS, "fedsa"))
     return 0 if m == "per_client" else 2 * d * r
 
 
@@ -163,3 +163,193 @@ def heterogeneity_sweep(etas: Any = ETAS, taus: Any = TAUS_FED, ns: Any = NS_FED
                     for mi, e in federated_errors(B.X, B.y, B.M, r, iters).items():
                         out[a, FED_METHODS.index(mi), c] = e
     return HeteroSweep(etas, taus, ns, E, T)
+
+
+# -- federated training: rounds of local gradient steps, the server averaging the shared block ---------------------
+#: Every federated method, CoLoRA first: FedAvg-LoRA, FFA-LoRA (rank 2r), the personalised FedSA-LoRA (a shared
+#: factor U of rank 2r and a personal V_i) and per-client LoRA (local training only).
+FL_METHODS = ("colora", "fedavg", "ffa", "fedsa", "per_client")
+#: The common budget of every federated method: rounds, local full-batch gradient steps per round, and the step-size
+#: grid each method is tuned over (by its own validation MSE, :func:`fl_cell`).
+ROUNDS, LOCAL_STEPS = 100, 5
+FL_GRID = (0.01, 0.02, 0.05, 0.1)
+#: Validation samples per client for the step-size choice.
+N_VAL = 32
+
+
+def _fl_init(method: str, b: int, k: int, d: int, r: int, device: Any) -> dict[str, torch.Tensor]:
+    """The common initialisation (seeded, the same for every replicate): one factor random ``N(0, 1/d)``, the other
+    zero (``ΔW = 0``, as LoRA starts); CoLoRA's core ``R_i = 0`` with both ``A, B`` random."""
+    g = torch.Generator().manual_seed(FFA_SEED + 1)
+    kw = {"generator": g, "dtype": THEORY_DTYPE}
+    q = 2 * r if method in ("ffa", "fedsa") else r
+    U = (torch.randn(d, q, **kw) / np.sqrt(d)).to(device).expand(b, k, d, q).clone()
+    if method == "colora":
+        B = (torch.randn(d, r, **kw) / np.sqrt(d)).to(device).expand(b, k, d, r).clone()
+        return {"A": U, "B": B, "R": torch.zeros(b, k, r, r, dtype=THEORY_DTYPE, device=device)}
+    if method == "ffa":
+        return {"A0": _ffa_frozen(d, q, device).expand(b, k, d, q), "B": torch.zeros(b, k, d, q, dtype=THEORY_DTYPE,
+                                                                                      device=device)}
+    return {"U": U, "V": torch.zeros(b, k, d, q, dtype=THEORY_DTYPE, device=device)}
+
+
+def fl_message_size(method: str, d: int, r: int) -> int:
+    """The numbers in the shared block of :func:`federated_train`'s state for ``method``, counted from the tensors
+    it averages (a check of :func:`communicated`)."""
+    m = one_of("method", method, FL_METHODS)
+    p = _fl_init(m, 1, 1, integer("d", d, 2), integer("r", r, 1, d // 2), resolve_device(None))
+    return sum(p[key][0, 0].numel() for key in _SHARED[m])
+
+
+def _fl_delta(method: str, p: dict[str, torch.Tensor]) -> torch.Tensor:
+    if method == "colora":
+        return p["A"] @ p["R"] @ p["B"].transpose(-1, -2)
+    if method == "ffa":
+        return p["A0"] @ p["B"].transpose(-1, -2)
+    return p["U"] @ p["V"].transpose(-1, -2)
+
+
+def _fl_grads(method: str, p: dict[str, torch.Tensor], G: torch.Tensor) -> dict[str, torch.Tensor]:
+    """Gradients of the factors from ``G = ∂L/∂ΔW`` (b, k, d, d)."""
+    if method == "colora":
+        A, R, B = p["A"], p["R"], p["B"]
+        return {"A": G @ B @ R.transpose(-1, -2), "B": G.transpose(-1, -2) @ A @ R,
+                "R": A.transpose(-1, -2) @ G @ B}
+    if method == "ffa":
+        return {"B": G.transpose(-1, -2) @ p["A0"]}
+    return {"U": G @ p["V"], "V": G.transpose(-1, -2) @ p["U"]}
+
+
+#: The blocks the server averages each round (the message); the rest stays on the client.
+_SHARED = {"colora": ("A", "B"), "fedavg": ("U", "V"), "ffa": ("B",), "fedsa": ("U",), "per_client": ()}
+
+
+def _fl_run(method: str, X: torch.Tensor, y: torch.Tensor, r: int, lr: torch.Tensor, rounds: int,
+            local_steps: int) -> torch.Tensor:
+    """Federated training on a batch ``X`` (b, k, n, d, d), ``y`` (b, k, n) with a step size per batch entry ``lr``
+    (b,): each round every client takes ``local_steps`` full-batch gradient steps on
+    ``L_i = (1/n) Σ_l (⟨X_il, ΔW_i⟩ − y_il)²`` from the server's shared block and its own personal one, then the
+    server averages the shared block over the clients. Returns the adapters ``ΔW_i`` (b, k, d, d)."""
+    b, k, n, d, _ = X.shape
+    Xf = X.reshape(b, k, n, d * d)
+    p = _fl_init(method, b, k, d, r, X.device)
+    trainable = [key for key in p if key != "A0"]
+    step = lr.reshape(b, 1, 1, 1)
+    for _ in range(rounds):
+        for _ in range(local_steps):
+            w = _fl_delta(method, p).reshape(b, k, d * d, 1)
+            res = (Xf @ w).squeeze(-1) - y
+            G = ((2.0 / n) * (Xf.transpose(-1, -2) @ res.unsqueeze(-1))).reshape(b, k, d, d)
+            gr = _fl_grads(method, p, G)
+            for key in trainable:
+                p[key] = p[key] - step * gr[key]
+        for key in _SHARED[method]:
+            p[key] = p[key].mean(1, keepdim=True).expand_as(p[key]).clone()
+    return _fl_delta(method, p)
+
+
+def federated_train(X: Any, y: Any, rank: int, method: str = "colora", *, lr: float = 0.02, rounds: int = ROUNDS,
+                    local_steps: int = LOCAL_STEPS) -> torch.Tensor:
+    """One federated method (:data:`FL_METHODS`) on ``X`` (k, n, d, d), ``y`` (k, n): the clients' adapters
+    ``ΔW_i`` (k, d, d) after ``rounds`` rounds of ``local_steps`` local gradient steps of size ``lr``."""
+    X, y, r, _ = _check_data(X, y, rank, 1)
+    m = one_of("method", method, FL_METHODS)
+    lr = number("lr", lr, 0.0, 10.0, low_open=True)
+    rounds = integer("rounds", rounds, 1, 10_000)
+    local_steps = integer("local_steps", local_steps, 1, 1000)
+    if m in ("ffa", "fedsa") and 2 * r > X.shape[-1]:
+        raise ValueError(f"Invalid rank: {r} (FFA-/FedSA-LoRA use rank 2r ≤ d = {X.shape[-1]})")
+    with one_thread(X.device):
+        lr_t = torch.full((1,), lr, dtype=X.dtype, device=X.device)
+        return _fl_run(m, X.unsqueeze(0), y.unsqueeze(0), r, lr_t, rounds, local_steps)[0]
+
+
+def fl_errors(X: torch.Tensor, y: torch.Tensor, M: torch.Tensor, r: int, lrs: dict[str, float],
+              methods: tuple[str, ...] = FL_METHODS, rounds: int = ROUNDS, local_steps: int = LOCAL_STEPS
+              ) -> dict[str, np.ndarray]:
+    """Median-over-clients relative error of each federated method at its step size ``lrs[method]`` on a batch
+    (b, k, n, d, d) (unvalidated core)."""
+    b = X.shape[0]
+    out = {}
+    with one_thread(X.device):
+        for m in methods:
+            lr = torch.full((b,), float(lrs[m]), dtype=X.dtype, device=X.device)
+            Mh = _fl_run(m, X, y, r, lr, rounds, local_steps)
+            err = torch.linalg.matrix_norm(Mh - M) / torch.linalg.matrix_norm(M)
+            out[m] = to_numpy(err.median(dim=1).values)
+    return out
+
+
+def fl_validation(X: torch.Tensor, y: torch.Tensor, Xv: torch.Tensor, yv: torch.Tensor, r: int, method: str,
+                  grid: tuple[float, ...] = FL_GRID, rounds: int = ROUNDS,
+                  local_steps: int = LOCAL_STEPS) -> np.ndarray:
+    """Validation MSE (mean over clients and the batch) of ``method`` at each step size of ``grid``, all step sizes in
+    one batched run: shape (len(grid),). Diverged runs score ``inf``."""
+    b, k, n, d, _ = X.shape
+    g = len(grid)
+    rep = lambda T: T.repeat(g, *([1] * (T.ndim - 1)))  # noqa: E731 - stack the grid along the batch
+    lr = torch.tensor(grid, dtype=X.dtype, device=X.device).repeat_interleave(b)
+    with one_thread(X.device):
+        Mh = _fl_run(method, rep(X), rep(y), r, lr, rounds, local_steps)
+        Mv = Xv.reshape(b, k, -1, d * d)
+        pred = (rep(Mv) @ Mh.reshape(g * b, k, d * d, 1)).squeeze(-1)
+        mse = ((pred - rep(yv)) ** 2).mean(dim=(1, 2)).reshape(g, b).mean(1)
+    out = to_numpy(mse)
+    return np.where(np.isfinite(out), out, np.inf)
+
+
+#: The headline's cells (η, τ, n): the claim's world and the two control worlds (a single global adapter is the
+#: right model; dissimilar subspaces with data enough for each client's own LoRA).
+FL_CELLS = {"heterogeneous": (1.0, 0.0, 64), "homogeneous": (0.0, 0.0, 64), "dissimilar": (1.0, 0.5, 128)}
+FL_ROUNDS = ROUNDS
+
+
+def fl_cell(eta: float, tau: float, n: int, *, seed: int = CHAPTER_SEEDS[0], reps: int = 3, k: int = K, d: int = D,
+            r: int = RANK, sigma: float = SIGMA, grid: Any = FL_GRID, rounds: int = FL_ROUNDS,
+            local_steps: int = LOCAL_STEPS, device: Any = None) -> dict[str, Any]:
+    """Every federated method on one world (η, τ, n), ``reps`` replicates: each method's step size is chosen per
+    replicate from ``grid`` by its validation MSE on :data:`N_VAL` held-out samples per client (the same grid,
+    rounds and local steps for all); returns, per method, the chosen step sizes, the validation MSE over the grid and
+    the median-over-clients relative error at the chosen step size, and CoLoRA's alternating least squares on the
+    same training samples (``"colora_als"``)."""
+    eta, tau = number("eta", eta, 0.0, 1.0), number("tau", tau, 0.0)
+    n, reps = integer("n", n, 1), integer("reps", reps, 1)
+    grid = tuple(number("grid", g, 0.0, 10.0, low_open=True) for g in np.atleast_1d(np.asarray(grid, dtype=object)))
+    rounds, local_steps = integer("rounds", rounds, 1, 10_000), integer("local_steps", local_steps, 1, 1000)
+    k, d = integer("k", k, 1), integer("d", d, 2)
+    r = integer("r", r, 1, d // 2)
+    sigma = number("sigma", sigma, 0.0)
+    if not grid:
+        raise ValueError("Invalid grid: empty (must hold ≥ 1 step size)")
+    memory_guard(8.0 * len(grid) * reps * k * (n + N_VAL) * d * d * 4, lower="reps, k, n, d or the grid")
+    dev = resolve_device(device)
+    Bt = _batch_eta(k, d, r, n + N_VAL, tau, sigma, integer("seed", seed, 0), reps, eta, dev)
+    X, y, Xv, yv = Bt.X[:, :, :n], Bt.y[:, :, :n], Bt.X[:, :, n:], Bt.y[:, :, n:]
+    out: dict[str, Any] = {"eta": eta, "tau": tau, "n": n, "grid": list(grid), "rounds": rounds,
+                           "local_steps": local_steps}
+    g = len(grid)
+    rep = lambda T: T.repeat(g, *([1] * (T.ndim - 1)))  # noqa: E731 - stack the grid along the batch
+    lr_all = torch.tensor(grid, dtype=X.dtype, device=dev).repeat_interleave(reps)
+    Mv = Xv.reshape(reps, k, -1, d * d)
+    with one_thread(dev):
+        for m in FL_METHODS:  # one batched run over (step size, replicate); each replicate keeps its best step size
+            Mh = _fl_run(m, rep(X), rep(y), r, lr_all, rounds, local_steps)  # (g·reps, k, d, d)
+            pred = (rep(Mv) @ Mh.reshape(g * reps, k, d * d, 1)).squeeze(-1)
+            val = to_numpy(((pred - rep(yv)) ** 2).mean(dim=(1, 2)).reshape(g, reps)).T  # (reps, g)
+            val = np.where(np.isfinite(val), val, np.inf)
+            pick = [int(np.argmin(v)) for v in val]
+            Mb = Mh.reshape(g, reps, k, d, d)[pick, list(range(reps))]
+            err = to_numpy((torch.linalg.matrix_norm(Mb - Bt.M) / torch.linalg.matrix_norm(Bt.M)).median(1).values)
+            out[m] = {"lr": [grid[i] for i in pick], "val": val.tolist(), "error": [float(e) for e in err]}
+        Mals = _altmin(X, y, r, ITERS, False)[0]
+        out["colora_als"] = {"error": [float(e) for e in to_numpy(
+            (torch.linalg.matrix_norm(Mals - Bt.M) / torch.linalg.matrix_norm(Bt.M)).median(1).values)]}
+    return out
+
+
+def fl_ratio(cell: dict[str, Any]) -> float:
+    """max over replicates of federated CoLoRA's error ÷ the best federated baseline's (FedAvg-, FFA-, FedSA-LoRA,
+    per-client LoRA)."""
+    e = np.asarray(cell["colora"]["error"])
+    best = np.min([cell[m]["error"] for m in FL_METHODS[1:]], axis=0)
+    return float((e / best).max())
