@@ -197,7 +197,10 @@ def fl_message_size(method: str, d: int, r: int) -> int:
     """The numbers in the shared block of :func:`federated_train`'s state for ``method``, counted from the tensors
     it averages (a check of :func:`communicated`)."""
     m = one_of("method", method, FL_METHODS)
-    p = _fl_init(m, 1, 1, integer("d", d, 2), integer("r", r, 1, d // 2), resolve_device(None))
+    d = integer("d", d, 2)
+    r = integer("r", r, 1, d // 2)
+    memory_guard(8.0 * 4 * d * r, lower="d or r")
+    p = _fl_init(m, 1, 1, d, r, resolve_device(None))
     return sum(p[key][0, 0].numel() for key in _SHARED[m])
 
 

@@ -296,7 +296,11 @@ def load_fl(path: Any = None) -> dict[str, Any]:
     import json
     from pathlib import Path
 
+    if path is not None and not isinstance(path, (str, Path)):
+        raise TypeError(f"Invalid path: {path!r} (must be a str, a Path or None)")
     p = Path(__file__).parents[3] / "bench" / "results" / "colora_fl.json" if path is None else Path(path)
+    if not p.is_file():
+        raise ValueError(f"Invalid path: {str(p)!r} (no such file; run bench/colora_fl.py)")
     fl = json.loads(p.read_text())
     if not isinstance(fl, dict) or set(fl.get("cells", {})) != set(FL_CELLS):
         raise ValueError(f"Invalid federated results in {p}: need cells {sorted(FL_CELLS)}")
