@@ -60,10 +60,11 @@ def brute_force_parity(types: ContractTypes, n_grid: int = 5001) -> dict[str, fl
     }
 
 
-def _pairwise_points(types: ContractTypes) -> torch.Tensor:
+def _pairwise_points(types: ContractTypes, R: torch.Tensor | None = None) -> torch.Tensor:
     """Every type's pairwise indifference points α_{θ,ii'} = (c_i − c_{i'})/(R_i − R_{i'}) in [0, 1], with 0, 1
-    and the midpoints between consecutive ones: (T, P) sorted, padded by repeating 1."""
-    R, c = types.R, types.costs
+    and the midpoints between consecutive ones: (T, P) sorted, padded by repeating 1. ``R`` replaces the expected
+    rewards by another payment score (a non-linear contract's)."""
+    R, c = (types.R if R is None else R), types.costs
     T, n = R.shape
     i, j = torch.triu_indices(n, n, 1, device=R.device)
     dR = R[:, i] - R[:, j]
@@ -77,29 +78,35 @@ def _pairwise_points(types: ContractTypes) -> torch.Tensor:
     return torch.sort(torch.cat([a, mid], 1), 1).values
 
 
-def monotonicity_gap(types: ContractTypes, tie: str = "principal", quantity: str = "reward") -> float:
+def monotonicity_gap(types: ContractTypes, tie: str = "principal", quantity: str = "reward",
+                     contract: str = "linear") -> float:
     """min over types θ and consecutive candidate points α < α' of R_θ(α') − R_θ(α), by brute force.
 
     The candidates are all of θ's pairwise indifference points in [0, 1] (where a best response can change),
     the midpoints between them, 0 and 1 — so R_θ is checked everywhere it can move, independently of the
     envelope walk. Σ_θ w_θ R_θ is non-decreasing iff this is ≥ 0 for every type with w_θ > 0 (Lemma [secondary]).
     ``quantity="utility"`` measures the principal's utility u(α, θ) = (1 − α)R_θ(α) instead — the lemma's control,
-    a function of the same best responses that is *not* monotone.
+    a function of the same best responses that is *not* monotone. ``contract="quadratic"`` lets the agent answer a
+    non-linear contract paying α·r_j² on outcome j (score S_i = Σ_j F_ij r_j²; points and ties from S) and still
+    measures the expected reward R_θ(α) — the lemma's control: the exchange argument makes S monotone, not R.
     """
     types = _check_types(types)
     one_of("tie", tie, TIES)
     one_of("quantity", quantity, ("reward", "utility"))
+    one_of("contract", contract, ("linear", "quadratic"))
+    pay = types.R if contract == "linear" else types.F @ types.rewards**2
     T, n = types.R.shape
     P = n * (n - 1) + 3
     memory_guard(8.0 * T * P * 2, lower="n_types or n_actions")
-    pts = _pairwise_points(types)  # (T, P)
+    pts = _pairwise_points(types, pay)  # (T, P)
     chunk = max(1, (1 << 22) // (n * P))  # types per chunk: the (chunk, n, P) utilities stay at ~32 MiB
     worst = math.inf
     for lo in range(0, T, chunk):
-        R, c, a = types.R[lo:lo + chunk], types.costs[lo:lo + chunk], pts[lo:lo + chunk]
-        u = R[:, :, None] * a[:, None, :] - c[:, :, None]  # (chunk, n, P)
+        R, S = types.R[lo:lo + chunk], pay[lo:lo + chunk]
+        c, a = types.costs[lo:lo + chunk], pts[lo:lo + chunk]
+        u = S[:, :, None] * a[:, None, :] - c[:, :, None]  # (chunk, n, P)
         tied = u >= u.max(1, keepdim=True).values - 1e-12
-        key = R[:, :, None].expand_as(u)
+        key = S[:, :, None].expand_as(u)
         key = key if tie == "principal" else -key
         idx = torch.where(tied, key, torch.full_like(key, -math.inf)).argmax(1)
         Rv = R.gather(1, idx)

@@ -479,6 +479,7 @@ class SweepResult(NamedTuple):
     sup_dev: Any  # numpy (reps, S): sup_α |Û_s − U|
     subopt: Any  # numpy (reps, S): U(α*) − U(α̂_s)
     n_actions: int
+    mean_dev: Any = None  # numpy (reps, S): max_i |R̂_i − R̄_i|, the n per-action mean rewards' deviation
 
 
 def sample_complexity_sweep(types: ContractTypes | Sequence[ContractTypes], s_values: Any, reps: int = 200,
@@ -522,19 +523,23 @@ def sample_complexity_sweep(types: ContractTypes | Sequence[ContractTypes], s_va
     offset = (torch.arange(B, dtype=torch.int32) * T)[:, None]
     sup: list[list[torch.Tensor]] = [[] for _ in pops]
     sub: list[list[torch.Tensor]] = [[] for _ in pops]
+    mdev: list[list[torch.Tensor]] = [[] for _ in pops]
     prev = 0
     with one_thread(pops[0].device):
         for s in s_list:
-            _sweep_step(pops, counts, offset, g, s - prev, s, B, T, sup, sub)
+            _sweep_step(pops, counts, offset, g, s - prev, s, B, T, sup, sub, mdev)
             prev = s
-    out = [SweepResult(np.asarray(s_list), to_numpy(torch.stack(a, 1)), to_numpy(torch.stack(b, 1)), p.n_actions)
-           for a, b, p in zip(sup, sub, pops, strict=True)]
+    out = [SweepResult(np.asarray(s_list), to_numpy(torch.stack(a, 1)), to_numpy(torch.stack(b, 1)), p.n_actions,
+                       to_numpy(torch.stack(c, 1)))
+           for a, b, c, p in zip(sup, sub, mdev, pops, strict=True)]
     return out if many else out[0]
 
 
 def _sweep_step(pops: list[ContractTypes], counts: torch.Tensor, offset: torch.Tensor, g: torch.Generator, todo: int,
-                s: int, B: int, T: int, sup: list, sub: list) -> None:
-    """Add ``todo`` fresh draws to every repetition's multiplicities, then evaluate every population at s."""
+                s: int, B: int, T: int, sup: list, sub: list, mdev: list) -> None:
+    """Add ``todo`` fresh draws to every repetition's multiplicities, then evaluate every population at s: the
+    sup-deviation, EUM's suboptimality, and the largest deviation of the n per-action mean rewards
+    max_i |Σ_θ (ŵ_θ − w_θ) R_θ,i| (the union-bound alternative; float32 matmul, error ~1e-7 ≪ ε)."""
     while todo > 0:
         step = min(todo, max(1, (1 << 22) // B))
         idx = torch.randint(T, (B, step), generator=g, dtype=torch.int32).add_(offset)
@@ -542,9 +547,12 @@ def _sweep_step(pops: list[ContractTypes], counts: torch.Tensor, offset: torch.T
         todo -= step
     w_hat = counts.view(B, T).to(dtype=_DT).div_(s)
     for k, p in enumerate(pops):
-        d, e = _deviation_eum(p, w_hat.to(p.device))
+        wk = w_hat.to(p.device)
+        d, e = _deviation_eum(p, wk)
         sup[k].append(d)
         sub[k].append(e.suboptimality)
+        dw = (wk - p.weights[None, :]).float()
+        mdev[k].append((dw @ p.R.float()).abs().amax(1).to(_DT))
 
 
 def quantile_band(x: Any, p: float = 0.95) -> tuple[Any, Any]:

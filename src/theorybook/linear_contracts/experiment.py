@@ -66,16 +66,31 @@ def chapter_sweeps(seed: int, reps: int = REPS, s_values: tuple[int, ...] = S_VA
     return {n: r for n, r in zip(actions, res, strict=True)}
 
 
-def required_samples(r: SweepResult, eps: float = EPS, delta: float = DELTA) -> float:
+def required_samples(r: SweepResult, eps: float = EPS, delta: float = DELTA, statistic: str = "sup_dev") -> float:
     """``s*``: the least sample size at which the (1 − δ)-quantile of the sup-deviation reaches ``eps`` — the first
     crossing on the sweep's grid, interpolated linearly in (ln s, ln q) between the two bracketing sizes.
-    ``inf`` when the quantile stays above ``eps`` on the whole grid; the first size when it starts below."""
+    ``inf`` when the quantile stays above ``eps`` on the whole grid; the first size when it starts below.
+    ``statistic="mean_dev"`` uses the n per-action mean rewards' largest deviation instead (the union-bound
+    alternative), ``"subopt"`` EUM's suboptimality U(α*) − U(α̂_s)."""
     if not isinstance(r, SweepResult):
         raise TypeError(f"Invalid r: {type(r).__name__} (must be a SweepResult)")
     e = number("eps", eps, 0.0, 1.0, low_open=True)
     d = number("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
-    q, _ = quantile_band(r.sup_dev, 1.0 - d)
-    s = np.asarray(r.s, dtype=np.float64)
+    return _first_crossing(r.s, r.sup_dev if statistic == "sup_dev" else _statistic(r, statistic), e, d)
+
+
+def _statistic(r: SweepResult, statistic: str) -> Any:
+    if statistic not in ("sup_dev", "mean_dev", "subopt"):
+        raise ValueError(f"Invalid statistic: {statistic!r} (must be 'sup_dev', 'mean_dev' or 'subopt')")
+    x = getattr(r, statistic)
+    if x is None:
+        raise ValueError(f"Invalid r: its {statistic} was not recorded (run chapter_sweeps)")
+    return x
+
+
+def _first_crossing(s_values: Any, x: Any, e: float, d: float) -> float:
+    q, _ = quantile_band(np.maximum(np.asarray(x, dtype=np.float64), 1e-300), 1.0 - d)
+    s = np.asarray(s_values, dtype=np.float64)
     below = np.nonzero(q <= e)[0]
     if below.size == 0:
         return math.inf
@@ -100,14 +115,15 @@ def growth_slope(n: Any, s_star: Any) -> float:
 
 
 class NIndepStudy(NamedTuple):
-    """The headline: ``s*(n)`` per n, its growth slope, and the two alternatives' slopes on the same data
-    (the measured ``s*(n)`` times ``(ln n / ln n₀)^p``, p = 1 and 2)."""
+    """The headline: ``s*(n)`` per n and its growth slope, and the measured alternative on the same draws: the
+    sample size at which the n per-action mean rewards converge uniformly (max_i |R̂_i − R̄_i| ≤ ε with
+    probability 1 − δ), ``mean_s_star``, with its slope."""
 
     n: np.ndarray
     s_star: np.ndarray
     slope: float
-    alt_slopes: dict[int, float]
-    alt_s_star: dict[int, np.ndarray]
+    mean_s_star: np.ndarray
+    mean_slope: float
     eps: float
     delta: float
 
@@ -121,7 +137,7 @@ def nindep_study(sweeps: dict[int, SweepResult], eps: float = EPS, delta: float 
     s_star = np.array([required_samples(sweeps[int(k)], eps, delta) for k in n])
     if not np.all(np.isfinite(s_star)):
         raise ValueError(f"Invalid eps: {eps} is not reached on the grid for every n (s* = {s_star})")
-    factor = np.log(n) / np.log(n[0])
-    alt = {p: s_star * factor**p for p in (1, 2)}
-    return NIndepStudy(n, s_star, growth_slope(n, s_star), {p: growth_slope(n, a) for p, a in alt.items()}, alt,
-                       float(eps), float(delta))
+    alt = np.array([required_samples(sweeps[int(k)], eps, delta, statistic="mean_dev") for k in n])
+    if not np.all(np.isfinite(alt)):
+        raise ValueError(f"Invalid eps: {eps} is not reached by the per-action means for every n (s* = {alt})")
+    return NIndepStudy(n, s_star, growth_slope(n, s_star), alt, growth_slope(n, alt), float(eps), float(delta))
