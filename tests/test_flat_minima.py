@@ -245,7 +245,18 @@ def test_dynamics_rows_hold_on_other_instances():
     from theorybook.flat_minima import dynamics_verdicts
 
     for seed in (1, 5):
-        assert dynamics_verdicts(dynamics_study(seed=seed, device="cpu")).passed
+        assert dynamics_verdicts(dynamics_study(seed=seed, device="cpu"), pgd_seed=seed).passed
+
+
+def test_perturbed_gd_stays_sharp_in_the_ball_and_is_seeded():
+    from theorybook.flat_minima import perturbed_gd
+
+    inst = unseen_instance(1024, 8, 4, "cpu")
+    rho = chapter_rho(1024)
+    a = perturbed_gd(inst.a, rho, 4096, seed=3)
+    assert np.all(a > 1e-2) and np.array_equal(a, perturbed_gd(inst.a, rho, 4096, seed=3))
+    with pytest.raises(ValueError):
+        perturbed_gd(inst.a, rho, 10, radii=(0.0,))
 
 
 def test_theory_rows_hold():

@@ -10,7 +10,8 @@ Public API (arguments validated; bad input raises ``ValueError``/``TypeError`` n
     ``expected_unseen``, ``prob_some_unseen``; ``chapter_rho``.
 :mod:`.experiment` — ``claim1_study`` (many instances, both ERMs, one Monte Carlo).
 :mod:`.dynamics` — ``sa_gd``, ``sam``, ``gd`` (trajectories, batched over the leading dimensions of ``w0``);
-    ``sagd_steps`` (SA-GD's exact step count), ``sagd_sharpness_prediction``; ``dynamics_study``.
+    ``perturbed_gd`` (claim 2's control), ``sagd_steps`` (SA-GD's exact step count),
+    ``sagd_sharpness_prediction``; ``dynamics_study``.
 :mod:`.stability` — ``inner_max_quadratic``; ``stability(algorithm, n, ...)`` (claim 4's stand-in on least squares).
 :mod:`.verdicts` — every row the chapter shows: ``PAPER_CLAIMS``, ``seeded_verdicts(seed)``,
     ``deterministic_verdicts()``, ``rate_study``, ``headline(...)``.
@@ -21,10 +22,12 @@ import numpy as _np
 import torch as _torch
 
 from .dynamics import (
+    PGD_RADII,
     DynamicsStudy,
     Trajectory,
     dynamics_study,
     gd,
+    perturbed_gd,
     sa_gd,
     sagd_sharpness_prediction,
     sagd_steps,
@@ -65,7 +68,8 @@ from .verdicts import (
 CHAPTER_SEEDS = (2026,)
 
 __all__ = [
-    "BETA", "CHAPTER_SEEDS", "PAPER_CLAIMS", "STABILITY_NS", "Claim1Study", "DynamicsStudy", "Instance", "RateStudy",
+    "BETA", "CHAPTER_SEEDS", "PAPER_CLAIMS", "PGD_RADII", "perturbed_gd",
+    "STABILITY_NS", "Claim1Study", "DynamicsStudy", "Instance", "RateStudy",
     "StabilityResult", "Trajectory", "chapter_rho", "claim1_study", "claim1_verdicts", "deterministic_verdicts",
     "dynamics_study", "dynamics_verdicts", "empirical_risk", "expected_unseen", "flat_erm", "gd",
     "inner_max_quadratic", "phi", "population_risk", "population_risk_mc", "prob_some_unseen", "rate_study",
@@ -90,6 +94,7 @@ FUZZ_BASE = {
     "sa_gd": {"Z": _Z, "w0": _np.zeros(4), "rho": 0.2, "steps": 20},
     "sam": {"Z": _Z, "w0": _np.array([0.0, 0.0, 0.1, 0.0]), "rho": 0.2, "steps": 20},
     "gd": {"Z": _Z, "w0": _np.array([0.0, -0.1, 0.1, 0.0]), "steps": 20},
+    "perturbed_gd": {"a": _np.array([0.5, 1.0, 0.0, 0.5]), "rho": 0.2, "steps": 256},
     "sagd_steps": {"a": _np.array([0.0, 0.5, 1.0, 0.25])},
     "inner_max_quadratic": {"H": _np.diag([1.0, 0.5, 0.0]), "g": _np.array([0.3, -0.2, 0.1]), "rho": 0.5},
     "stability": {"algorithm": "sa-gd", "n": (8, 16, 32), "d": 3, "steps": 5, "replacements": 2},

@@ -14,7 +14,8 @@ from ..device import one_thread, resolve_device, to_numpy
 from ..validate import finite_tensor, integer, memory_guard, number
 from .instance import BETA, Instance, _check_01, chapter_rho, unseen_instance
 
-__all__ = ["DynamicsStudy", "Trajectory", "dynamics_study", "gd", "sa_gd", "sagd_sharpness_prediction",
+__all__ = ["DynamicsStudy", "PGD_RADII", "Trajectory", "dynamics_study", "gd", "perturbed_gd", "sa_gd",
+           "sagd_sharpness_prediction",
            "sagd_steps", "sam"]
 
 _MAX_STEPS = 2**20
@@ -237,6 +238,45 @@ def gd(Z: Any, w0: Any, lr: float = 1.0, steps: int = 2**15) -> Trajectory:
     r = chapter_rho(int(Zt.shape[-1]))
     hist, rec, W, hit = _descend(a, W, T, lambda g: np.abs(g).max(-1, keepdims=True), lambda W, g, m: W - eta * g)
     return _finish(Zt, a, hist, rec, batch_shape, W, hit, r)
+
+
+#: The perturbation radii of perturbed GD, as multiples of ρ√d (the norm of the flat point ρ·1 on all coordinates):
+#: a 5-point grid, the best of which is the control's value.
+PGD_RADII = (0.0625, 0.125, 0.25, 0.5, 1.0)
+
+
+def perturbed_gd(a: Any, rho: float, steps: int = 2**15, seed: int = 0, radii: Any = PGD_RADII,
+                 period: int = 128) -> np.ndarray:
+    """Perturbed gradient descent (Jin et al. 2017) on ``F̂`` from ``w₀ = 0`` inside the unit ball, for each radius
+    in ``radii`` (× ρ√d): whenever the gradient vanishes (every ``period`` steps: GD contracts a negative seen
+    coordinate by ``1 − a_i`` per step, η = 1, and ``(1 − a_i)^period ≤ 0.9^128 ≈ 1.4e-6``) add a point drawn
+    uniformly from the ball of that radius and project onto the unit ball; ``steps`` GD steps in all, the budget
+    of SA-GD. Returns ``S_ρ(w_T)/S_ρ(0)`` per radius (seen coordinates clamped at 0, a ≤ 1.4e-6·|w| change).
+    Between perturbations the GD steps are applied in closed form, ``w_i ← w_i (1 − a_i)^period`` for w_i < 0."""
+    av = torch.as_tensor(to_numpy(finite_tensor("a", a, ndim=1)), dtype=torch.float64)
+    r = number("rho", rho, 0.0, math.inf, low_open=True)
+    T = integer("steps", steps, 0, _MAX_STEPS)
+    sd = integer("seed", seed, 0)
+    per = integer("period", period, 1, 10**6)
+    rad = torch.as_tensor(to_numpy(finite_tensor("radii", radii, ndim=1)), dtype=torch.float64)
+    if rad.numel() == 0 or bool((rad <= 0).any()):
+        raise ValueError("Invalid radii: must be a non-empty vector of positive multiples of ρ√d")
+    d = av.numel()
+    memory_guard(8.0 * 4 * rad.numel() * d, lower="radii or d")
+    g = torch.Generator().manual_seed(sd)
+    R = (rad * r * math.sqrt(d))[:, None]
+    W = torch.zeros(rad.numel(), d, dtype=torch.float64)
+    shrink = (1.0 - av).clamp_min(0.0) ** per
+    for _ in range(max(1, T // per)):
+        xi = torch.randn(rad.numel(), d, generator=g, dtype=torch.float64)
+        u = torch.rand(rad.numel(), 1, generator=g, dtype=torch.float64) ** (1.0 / d)
+        W += R * u * xi / xi.norm(dim=1, keepdim=True)
+        W /= W.norm(dim=1, keepdim=True).clamp_min(1.0)
+        W = torch.where(W < 0, W * shrink, W)
+    seen = av > 0
+    gap = (r - torch.where(seen, W.clamp_min(0.0), W)).clamp_min(0.0)
+    s_T = (av * gap**2 / 2).amax(1)
+    return to_numpy(s_T / (float(av.max()) * r**2 / 2))
 
 
 def sagd_steps(a: Any, lr: float = 1.0, factor: float = 1e-3) -> int:
