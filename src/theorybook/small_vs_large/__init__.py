@@ -14,8 +14,10 @@ Public API (arguments validated; bad input raises ``ValueError``/``TypeError`` n
     toy of Theorem 1 (population GD when ``n_samples`` is None, else two-phase).
 ``toy_grid(d, eta, ns, ...) -> ToyGrid`` — labels × N × seeds and the population baseline in one batch.
 ``mlp_norm_ratio(ns, *, d, k, width, batch, lr, steps, init_scale, lr_a_mult, seeds) -> MLPRun`` — ``‖a‖/‖W‖_F``.
-``q_study``, ``toy_headline``, ``toy_summary``, ``mlp_study``, ``t1_bound``, ``folded_normal_mean``
-(:mod:`.experiment`); ``PAPER_CLAIMS``, ``seeded_verdicts(seed)``, ``deterministic_verdicts()`` (:mod:`.verdicts`,
+``q_study``, ``toy_headline``, ``toy_summary``, ``mlp_study``, ``t1_bound``, ``folded_normal_mean``,
+``load_results`` (:mod:`.experiment`); ``race_point``, ``paired_stats``, ``full_batch_race`` (:mod:`.scan`, the
+regime scan of ``bench/small_vs_large.py``); ``scan_verdicts(results)`` (the regime rows from the committed bench
+results); ``PAPER_CLAIMS``, ``seeded_verdicts(seed)``, ``deterministic_verdicts()`` (:mod:`.verdicts`,
 every row the chapter shows) and ``CHAPTER_SEEDS``. Sympy derivations: :mod:`theorybook.small_vs_large.theory`; widget:
 :func:`theorybook.small_vs_large.widgets.explorer`.
 """
@@ -74,6 +76,11 @@ FUZZ_BASE = {
     "mlp_race": {"n_small": 16, "d": 6, "k": 2, "width": 8, "batch": 8, "steps": 5, "seeds": 1, "eval_every": 1,
                  "test_size": 16},
     "deterministic_verdicts": {"d": 3},
+    "race_point": {"d": 6, "n_small": 16, "seed_sets": (1,), "seeds": 1},
+    "full_batch_race": {"ns": (16, 32), "d": 6, "k": 2, "width": 8, "steps": 5, "seeds": 1, "eval_every": 1,
+                        "test_size": 16},
+    "paired_stats": {"x": [0.1, 0.2, 0.4]},
+    "dilution_null": {"run": None},
     "t1_bound": {"w0": _W, "n_samples": 10},
     "folded_normal_mean": {"mu": 0.1, "sigma": 0.2},
     "derive_gradients": {"d": 2},

@@ -11,7 +11,9 @@ re-runs the rows on 20 further seeds.
 
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
 from typing import Any, NamedTuple
 
 import torch
@@ -35,7 +37,8 @@ from .race import REGIMES, RaceRun, mlp_race, speedup
 from .race import _median_censored as _median_race
 
 __all__ = [
-    "CHAPTER_SEEDS", "QStudy", "RACE", "folded_normal_mean", "mlp_study", "q_study", "race_study", "race_summary",
+    "CHAPTER_SEEDS", "FULL_BATCH", "QStudy", "RACE", "RESULTS", "SCAN", "load_results", "folded_normal_mean",
+    "mlp_study", "q_study", "race_study", "race_summary",
     "t1_bound", "toy_headline", "toy_summary",
 ]
 
@@ -229,3 +232,33 @@ def race_summary(run: RaceRun, ratio_step: int = RACE_RATIO_STEP) -> dict[str, f
         "steps_fresh_x4": med[1][1], "steps_repeated_x4": med[1][0],
         "censored": float((run.steps_to_target < 0).sum()),
     }
+
+
+#: The regime scan of the race (``bench/small_vs_large.py``; design fixed before it ran): parity dimension d and
+#: repeated-set size N, (d, 4)-parity, width 64, batch 64, lr 0.5, at most 1,200 steps (evaluated every 10), target
+#: 90 %, four independent seed sets of 12 paired seeds per point (48), second-layer init ×1 and ×4.
+SCAN = {"ds": (16, 20, 24), "ns": (1024, 4096, 16384), "seed_sets": (101, 102, 103, 104), "seeds": 12,
+        "race": {"k": 4, "width": 64, "batch": 64, "lr": 0.5, "steps": 1200, "scales": (1.0, 4.0), "eval_every": 10,
+                 "target": 0.9, "test_size": 1024}}
+#: Full-batch GD against the data-set size (issue 45's scaled-down "≈ 100×"): (24, 4)-parity, width 64, lr 0.5.
+FULL_BATCH = {"ns": (512, 2048, 8192, 32768), "d": 24, "k": 4, "width": 64, "lr": 0.5, "steps": 2000, "seeds": 4,
+              "seed": 201, "eval_every": 10, "target": 0.9, "test_size": 2048}
+#: The committed results of bench/small_vs_large.py (read by the chapter and :func:`~.verdicts.scan_verdicts`).
+RESULTS = Path(__file__).resolve().parents[3] / "bench" / "results" / "small_vs_large.json"
+
+
+def load_results(path: Path | str = RESULTS) -> dict[str, Any]:
+    """The committed results of ``bench/small_vs_large.py`` (per-point paired log speed-ups, full-batch steps,
+    configuration, machine)."""
+    if not isinstance(path, (str, Path)):
+        raise TypeError(f"Invalid path: {type(path).__name__} (must be a str or Path)")
+    p = Path(path)
+    if not p.is_file():
+        raise ValueError(f"Invalid path: {str(p)!r} (no such results file; run bench/small_vs_large.py)")
+    try:
+        out = json.loads(p.read_text())
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise ValueError(f"Invalid path: {str(p)!r} (not a JSON results file: {err})") from None
+    if not isinstance(out, dict) or "scan" not in out or "full_batch" not in out:
+        raise ValueError(f"Invalid path: {str(p)!r} (not the results of bench/small_vs_large.py)")
+    return out

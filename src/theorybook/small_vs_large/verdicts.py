@@ -4,15 +4,19 @@ its control.
 :func:`deterministic_verdicts` — the sympy rows (consistency: our algebra of the toy). :func:`seeded_verdicts` —
 the stochastic rows, built from one seed at the chapter's scale:
 
-* the Θ(N^{-1/2}) fluctuation of ``q̂ = wᵀM̂w`` (abstract) — control: the population signal ``wᵀMw = 2w₁w₂``,
-  whose slope in N is 0;
+* the Θ(N^{-1/2}) fluctuation of ``q̂ = wᵀM̂w`` — a consistency row (the generic CLT rate of any empirical mean,
+  so a check of our sampler, not of the paper);
 * two-phase training against population GD in the toy (Theorem 1, Corollary 2) — control: population GD itself
   (Phase 1 on the population moment, i.e. N = ∞);
-* the MLP race (:func:`~.experiment.race_study`): steps to a target test accuracy for a repeated small set
-  against fresh samples at equal compute — a ``differs`` row: no speed-up beyond the spread of a second fresh
-  stream — and the layer-wise schedule: a larger second layer halves the steps, the repeated set grows
-  ‖a‖/‖W‖_F early, and a second layer initialised ×4 (the schedule supplied at init) leaves the bias less to add —
-  control: a second, independent stream of fresh samples in place of the repeated set (or of the larger init).
+* the layer-wise schedule in the MLP race at (16, 4)-parity (:func:`~.experiment.race_study`): a larger second
+  layer speeds fresh training, and the repeated set grows ‖a‖/‖W‖_F early — control: a second, independent stream
+  of fresh samples.
+
+:func:`scan_verdicts` — the regime rows from the committed ``bench/results/small_vs_large.json``: the race over
+(parity dimension d, repeated-set size N), the repeated set's paired speed-up against a second fresh stream and the
+×4-init ablation; the ×4 init's removal of the advantage where it appears; full-batch GD against N (a ``differs``
+row with the paper's factor planted on our own runs). :func:`dilution_null` is the plain-dilution reading of the
+ratio shrink (why that shrink is no longer a row).
 
 Tolerances are fixed in each row's ``basis`` from an error model or from pilot seeds of
 ``theorybook.check.PILOT_SEEDS`` (9001–9010, the chapter's scale; numbers in :data:`PILOT`).
@@ -20,17 +24,19 @@ Tolerances are fixed in each row's ``basis`` from an error model or from pilot s
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import sympy as sp
 import torch
 
-from ..check import Control, PaperClaim, Verdicts, z_threshold
+from ..check import Control, PaperClaim, Planted, Scan, Verdicts, z_threshold
 from ..validate import integer
 from . import theory
 from .dynamics import single_threaded
 from .experiment import (
     CHAPTER_SEEDS,
+    FULL_BATCH,
     Q_D,
     Q_DRAWS,
     RACE,
@@ -40,23 +46,34 @@ from .experiment import (
     V_ETA,
     V_SEEDS,
     _ols_weights,
+    load_results,
     q_study,
     race_study,
     race_summary,
     toy_headline,
     toy_summary,
 )
+from .race import RaceRun
+from .scan import paired_stats
 
-__all__ = ["PAPER_CLAIMS", "PILOT", "SPEEDUP_BOUND", "deterministic_verdicts", "seeded_verdicts"]
+__all__ = ["FULL_BATCH_BOUND", "PAPER_CLAIMS", "PILOT", "deterministic_verdicts", "dilution_null", "scan_verdicts",
+           "seeded_verdicts"]
 
-#: The largest speed-up of the repeated set the ``differs`` row allows (pilot mean + 4 sd, rounded up).
-SPEEDUP_BOUND = 1.3
+#: The full-batch row's bound on steps(N = 2¹⁵)/steps(N = 2¹¹), fixed before the bench ran: pilot seed 9001 (two
+#: runs, (24, 4)-parity) measured 0.97; the paper's ~100× over 2¹⁴ → 2²⁰, interpolated as a power law to our 2¹¹ →
+#: 2¹⁵ (a factor 16 in N against 64), is 100^(4/6) ≈ 21.5.
+FULL_BATCH_BOUND = 2.0
 
 PAPER_CLAIMS: tuple[PaperClaim, ...] = (
     PaperClaim("faster", "At a fixed compute budget, many epochs on a small data set can train faster than fresh "
-               "samples from a large one", where="abstract", source="paper"),
+               "samples from a large one", where="abstract", source="paper",
+               regime="parity dimension d and repeated-set size N"),
     PaperClaim("bias", "The empirical moment M̂ = (1/N)Σ y xxᵀ has sampling-bias fluctuations of order N^(−1/2), far "
-               "above the Θ(1/d) population signal", where="abstract", source="paper"),
+               "above the Θ(1/d) population signal", where="abstract", source="paper", quoted_only=True,
+               reason_class="no measurable consequence",
+               why="the N^(−1/2) rate is the generic CLT rate of any empirical mean, so the measured slope is a "
+                   "consistency check of our sampler, not a test of the paper; its consequence is tested under "
+                   "'layerwise' and 'faster'"),
     PaperClaim("layerwise", "The sampling bias makes the second-layer norm grow early — an implicit layer-wise "
                "learning-rate schedule (observable ‖a‖/‖W‖_F)", where="abstract", source="paper"),
     PaperClaim("thm1", "Two-phase training (N samples until |a| ≥ a⋆, then population GD) reaches alignment in "
@@ -67,8 +84,7 @@ PAPER_CLAIMS: tuple[PaperClaim, ...] = (
     PaperClaim("interventions", "A larger second-layer initialisation (or second-layer learning rate) shrinks or "
                "removes the advantage of the small data set", where="interventions", source="secondary"),
     PaperClaim("100x", "(20, 6)-sparse parity, 2-layer MLP, full-batch GD: N = 2¹⁴ needs ~100× less compute than "
-               "N = 2²⁰", where="experiments", source="secondary", quoted_only=True,
-               why="paper-scale runs (2²⁰ samples, thousands of steps) do not fit the CPU budget"),
+               "N = 2²⁰", where="experiments", source="secondary", regime="data-set size N"),
 )
 
 #: Pilot seeds 9001–9010 at the chapter's scale (min, mean, sd, max) of each row's measurement.
@@ -78,13 +94,10 @@ PILOT: dict[str, tuple[float, float, float, float]] = {
     "rr": (0.3659, 0.431, 0.036, 0.4728),
     "t1": (0.454, 0.4912, 0.019, 0.5184),
     # the race (RACE, 12 seeds per pilot seed)
-    "speedup": (0.9231, 1.007, 0.064, 1.077),
     "speedup_control": (0.9231, 1.016, 0.06, 1.083),
     "init_speedup": (1.857, 2.05, 0.18, 2.333),
     "ratio_gain": (1.731, 1.86, 0.1, 2.087),
     "ratio_gain_control": (0.918, 0.9932, 0.047, 1.087),
-    "ratio_shrink": (0.5488, 0.5948, 0.028, 0.6284),
-    "ratio_shrink_control": (0.923, 1.013, 0.049, 1.093),
 }
 
 
@@ -128,10 +141,13 @@ def deterministic_verdicts(d: int = 4) -> Verdicts:
 
 
 @single_threaded
-def seeded_verdicts(seed: int = CHAPTER_SEEDS[0], *, device: Any = None) -> Verdicts:
+def seeded_verdicts(seed: int = CHAPTER_SEEDS[0], *, device: Any = None, race: RaceRun | None = None) -> Verdicts:
     """Every stochastic row of the chapter, built from ``seed`` (the chapter calls it with ``CHAPTER_SEEDS[0]``;
-    ``tests/test_seed_robustness.py`` with 20 unseen seeds). ``display=False``; carries :data:`PAPER_CLAIMS`."""
+    ``tests/test_seed_robustness.py`` with 20 unseen seeds). ``race``: the chapter's ``race_study(seed)``, when it
+    has already run it (it must be that run: the rows say it is). ``display=False``; carries :data:`PAPER_CLAIMS`."""
     s = integer("seed", seed, 0, 2**62)
+    if race is not None and not isinstance(race, RaceRun):
+        raise TypeError(f"Invalid race: {type(race).__name__} (must be None or race_study(seed)'s RaceRun)")
     v = Verdicts(f"Small vs large data sets — headline claims (seed {s})", display=False, claims=PAPER_CLAIMS)
     # -- fluctuation of q̂ -----------------------------------------------------------------------------------
     qs = q_study(s, device=device)
@@ -146,21 +162,26 @@ def seeded_verdicts(seed: int = CHAPTER_SEEDS[0], *, device: Any = None) -> Verd
     nt = torch.tensor([float(n) for n in qs.ns], dtype=torch.float64)
     signal = (2 * qs.w[0] * qs.w[1]).abs().cpu().to(torch.float64).expand_as(nt)
     slope_signal = float((_ols_weights(nt.log()) * signal.log()).sum())
-    v.close(f"E|q̂| ∝ N^(−1/2): log–log slope over N = {qs.ns[0]}…{qs.ns[-1]} (d = {Q_D}, fixed w)", qs.slope, -0.5,
-            atol=0.05, kind="reproduces", source="paper", tests="bias",
-            control=Control("the population signal |wᵀMw| = 2|w₁w₂| (N = ∞), same slope fit", slope_signal),
+    v.close(f"E|q̂| ∝ N^(−1/2) (the generic CLT rate): log–log slope over N = {qs.ns[0]}…{qs.ns[-1]} (d = {Q_D}, "
+            "fixed w)", qs.slope, -0.5, atol=0.05, kind="consistency", source="paper",
+            control=Control("the population signal |wᵀMw| = 2|w₁w₂| (N = ∞), same slope fit", slope_signal,
+                            why="the Θ(1/d) signal the bias is compared with", tuned="none needed: same w, same fit"),
             basis=f"model: MC slope SE {qs.slope_se:.4f} (delta method over the draws) → 3.29·SE = "
                   f"{3.29 * qs.slope_se:.3f}, plus the deterministic bend that E q̂ = 2w₁w₂ causes (folded-normal "
                   f"slope {qs.slope_folded:.3f}, |bias| {bias:.3f}); sum ≤ 0.05. Pilot seeds 9001–9010: "
                   + _stats("slope"),
-            note=f"{Q_DRAWS} nested data sets per N; the control is the Θ(1/d) signal the bias is compared with")
+            note=f"{Q_DRAWS} nested data sets per N: a check of our sampler (any empirical mean has this rate), not "
+                 "a test of the paper")
     # -- the toy: two-phase vs population -------------------------------------------------------------------
     g = toy_headline(s, device=device)
     t = toy_summary(g)
     pop_ratio = t["population"] / t["population"]
     note_pop = (f"medians over {V_SEEDS} seeds (paired: same w₀), N = d = {V_D}, η = {V_ETA}; censored at "
                 f"{V_CAP} steps ({int(t['censored'])} population runs censored; the median is exact below half)")
-    ctrl = Control("population GD (Phase 1 on the population moment, N = ∞)", pop_ratio)
+    ctrl = Control("population GD (Phase 1 on the population moment, N = ∞)", pop_ratio,
+                   why="the training Theorem 1 compares with: unlimited fresh data, i.e. the exact moment M",
+                   tuned="the method's η, a₀, a⋆, ε and w₀ per seed (paired), the same step cap; its steps are "
+                         "measured and the ratio normalises them to 1")
     v.less("two-phase (N = d, true labels) / population GD: median steps to alignment",
            t["steps_true"] / t["population"], 0.6, kind="reproduces", source="secondary", tests="thm1", control=ctrl,
            basis="pilot: seeds 9001–9010 at this scale: " + _stats("rt") + "; 0.6 is the digest's planned "
@@ -175,40 +196,143 @@ def seeded_verdicts(seed: int = CHAPTER_SEEDS[0], *, device: Any = None) -> Verd
                  "shortens Phase 1. Pilot seeds 9001–9010: " + _stats("t1"),
            note="E|q̂| = √(2/π)·sd(w₀, N) per seed; the constant of this bound is our reconstruction of T₁ ≲ a⋆√N/η")
     # -- the MLP race: repeated small set vs fresh samples at equal compute ------------------------------------
-    race = race_study(s, device=device)
+    race = race_study(s, device=device) if race is None else race
     r = race_summary(race)
     cfg = (f"({RACE['d']}, {RACE['k']})-parity, width {RACE['width']}, batch {RACE['batch']}, lr {RACE['lr']}, "
            f"{RACE['seeds']} seeds (paired: same W₀, a₀), N = {RACE['n_small']:,} repeated vs fresh, target "
            f"{RACE['target']:.0%} test accuracy, evaluated every {RACE['eval_every']} steps")
-    v.less(f"repeated N = {RACE['n_small']:,} over fresh samples: speed-up to {RACE['target']:.0%} test accuracy "
-           "(median fresh steps / median repeated steps)", r["speedup"], SPEEDUP_BOUND, kind="differs",
-           source="secondary", paper=100.0, tests="faster",
-           basis="pilot: seeds 9001–9010: " + _stats("speedup") + f"; bound {SPEEDUP_BOUND} = mean + 4 sd, rounded "
-                 "up; a second fresh stream measured " + _stats("speedup_control"),
-           note=f"{cfg}. Control (second fresh stream): {r['speedup_control']:.3f}; medians {r['steps_repeated']:.0f}"
-                f" (repeated), {r['steps_fresh']:.0f} (fresh), {r['steps_control']:.0f} (control). The paper's "
-                "~100× ([secondary], (20, 6)-parity, full-batch GD, N = 2¹⁴ vs 2²⁰) fails this bound. From our "
-                "instance: at this scale fresh training has no long plateau for the bias to shorten")
     v.greater("second layer gates the speed (layer-wise schedule): fresh training, steps at init ×1 / at init ×4",
               r["init_speedup"], 1.3, kind="reproduces", source="paper", tests="layerwise",
               control=Control("the same quotient with init ×1 in both (the second fresh stream)",
-                              r["speedup_control"]),
+                              r["speedup_control"],
+                              why="chance alone: two fresh streams at the same init differ only by their draws",
+                              tuned="none needed: the same race, seeds, steps and evaluation grid as the method"),
               basis="pilot: seeds 9001–9010: " + _stats("init_speedup") + "; control " + _stats("speedup_control")
                     + "; 1.3 is ≥ 4 pilot sd from both means",
               note=f"{cfg}; medians {r['steps_fresh']:.0f} (×1) and {r['steps_fresh_x4']:.0f} (×4): a larger "
                    "second layer multiplies the first layer's gradient")
     v.greater(f"‖a‖/‖W‖_F at step {RACE_RATIO_STEP}: repeated N = {RACE['n_small']:,} over fresh (mean over seeds)",
               r["ratio_gain"], 1.4, kind="reproduces", source="paper", tests="layerwise",
-              control=Control("a second, independent fresh stream over fresh samples", r["ratio_gain_control"]),
+              control=Control("a second, independent fresh stream over fresh samples", r["ratio_gain_control"],
+                              why="chance alone: what the quotient is when the data are not repeated",
+                              tuned="none needed: the same race, seeds and step as the method"),
               basis="pilot: seeds 9001–9010: " + _stats("ratio_gain") + "; control " + _stats("ratio_gain_control")
                     + "; 1.4 is ≥ 4.6 pilot sd from both means",
               note=f"{cfg}: the sampling bias grows the second layer early, the observable of the abstract")
-    v.less("second-layer init ×4 shrinks that gain to ≤ 0.75× (the schedule supplied at init: a model without "
-           "the bias's schedule to add)", r["ratio_shrink"], 0.75, kind="reproduces", source="secondary",
-           tests="interventions",
-           control=Control("the same quotient for the second fresh stream in place of the repeated set",
-                           r["ratio_shrink_control"]),
-           basis="pilot: seeds 9001–9010: " + _stats("ratio_shrink") + "; control " + _stats("ratio_shrink_control")
-                 + "; 0.75 is ≥ 5 pilot sd from both means",
-           note=f"{cfg}; the speed-up itself at init ×4: {r['speedup_x4']:.3f} (control {r['speedup_control_x4']:.3f})")
+    return v
+
+
+def dilution_null(run: RaceRun, ratio_step: int = RACE_RATIO_STEP) -> dict[str, float]:
+    """The plain-dilution null for the ratio-shrink reading: if the repeated set added the same *absolute* excess
+    to ‖a‖/‖W‖_F at init ×1 and ×4, the gain at ×4 would be ``1 + (gain₁ − 1)·r₁/r₄`` (r the fresh ratio), so the
+    shrink ``gain₄/gain₁`` would follow from the larger baseline alone. Returns the measured and the null shrink."""
+    r = race_summary(run, ratio_step)
+    e = int((run.eval_steps == ratio_step).nonzero()[0, 0])
+    fresh = run.ratio[:, 1, :, e].double().mean(1).cpu()
+    g4_null = 1 + (r["ratio_gain"] - 1) * float(fresh[0] / fresh[1])
+    return {"measured": r["ratio_shrink"], "null": g4_null / r["ratio_gain"]}
+
+
+def _scan_stats(points: list[dict], key: str) -> list[dict[str, float]]:
+    return [paired_stats(p[key]) for p in points]
+
+
+def _diff(points: list[dict], a: str, b: str) -> list[dict[str, float]]:
+    return [paired_stats([x - y for x, y in zip(p[a], p[b], strict=False)]) for p in points]
+
+
+def scan_verdicts(results: dict[str, Any] | None = None, *, rerun: dict[str, Any] | None = None) -> Verdicts:
+    """The regime rows from the committed bench results (:func:`~.experiment.load_results`): the race over
+    (d, N) — the repeated set's paired speed-up against a second fresh stream and the ×4-init ablation; the ×4
+    init's removal of the advantage; full-batch GD against N. ``rerun``: :func:`~.scan.race_point` of the
+    chapter's re-run (one seed set of one point), checked against the committed numbers. ``display=False``."""
+    res = load_results() if results is None else results
+    if not isinstance(res, dict) or "scan" not in res or "full_batch" not in res:
+        raise TypeError("Invalid results: must be the dict of bench/results/small_vs_large.json")
+    sc, fb = res["scan"], res["full_batch"]
+    pts = sc["points"]
+    m = len(pts)
+    thr = z_threshold(1e-3, m)
+    labels = tuple(f"d = {p['d']}, N = {p['n']:,}" for p in pts)
+    rep, ctl, x4 = _scan_stats(pts, "rep"), _scan_stats(pts, "ctrl"), _scan_stats(pts, "rep_x4")
+    zr, zc, z4 = (max(s["z"] for s in x) for x in (rep, ctl, x4))
+    seeds = rep[0]["n"]
+    cfg = (f"(d, {sc['race']['k']})-parity, width {sc['race']['width']}, batch {sc['race']['batch']}, lr "
+           f"{sc['race']['lr']}, ≤ {sc['race']['steps']} steps, target {sc['race']['target']:.0%}; {seeds} paired "
+           f"seeds per point ({len(sc['seed_sets'])} independent sets of {sc['seeds']})")
+    where = ", ".join(f"{lab}: {s['speedup']:.2f}×" for lab, s in zip(labels, rep, strict=False))
+    mach = res.get("machine", {})
+    v = Verdicts("Small vs large data sets — the regime scan (bench/small_vs_large.py)", display=False,
+                 claims=PAPER_CLAIMS)
+    basis = (f"model: CLT over independent paired seeds, z = mean/SE of the per-seed log speed-up; max over the "
+             f"{m} scan points against z_threshold(1e-3, {m}) = {thr:.2f} (Bonferroni: false alarm ≤ 1e-3 for the "
+             "maximum)")
+    v.greater(f"repeated beats fresh at equal compute somewhere in the scan: largest z of the paired log speed-up "
+              f"over {m} (d, N) points", zr, thr, kind="reproduces", source="paper", tests="faster",
+              control=[Control("a second, independent fresh stream in place of the repeated set", zc,
+                               why="chance alone: two fresh streams differ only by their draws, so any 'win' of "
+                                   "this size is noise",
+                               tuned="none needed: the same race, points, seeds, budget and evaluation grid"),
+                       Control("the repeated set at second-layer init ×4 (the mechanism's ablation)", z4,
+                               why="the paper's mechanism: a second layer that starts large leaves the bias's "
+                                   "schedule nothing to add, so the win must vanish",
+                               tuned="the same race, points and seeds; only a₀ scaled by 4")],
+              basis=basis, scan=Scan("(d, N)", labels, tuple(s["speedup"] for s in rep),
+                                     tuple(s["z"] >= thr for s in rep)),
+              note=f"{cfg}. Speed-up e^mean per point: {where}. Committed on {mach.get('cpu', '?')}")
+    dr, dc = _diff(pts, "rep", "rep_x4"), _diff(pts, "ctrl", "ctrl_x4")
+    eff = [i for i, st in enumerate(rep) if st["z"] >= thr]
+    z1 = z_threshold(1e-3, 1)
+    zmin = min((dr[i]["z"] for i in eff), default=math.nan)
+    zmin_c = min((dc[i]["z"] for i in eff), default=math.nan)
+    v.greater(f"a second layer initialised ×4 removes the repeated set's advantage: smallest z of the paired "
+              f"difference of log speed-ups (×1 − ×4) over the {len(eff)} point(s) where the repeated set wins",
+              zmin, z1, kind="reproduces", source="secondary", tests="interventions",
+              control=Control("the same difference for the second fresh stream, at the same points", zmin_c,
+                              why="chance alone: the fresh stream has no advantage for the init to remove",
+                              tuned="none needed: the same race, points and seeds"),
+              basis=f"model: CLT over independent paired seeds; an intersection–union test (every point must show "
+                    f"it), so the unadjusted one-sided z_threshold(1e-3) = {z1:.2f} keeps the false alarm ≤ 1e-3",
+              note="×1 − ×4 in mean log speed-up at those points: " + ", ".join(
+                  f"{labels[i]}: {dr[i]['mean']:+.2f} (×4 speed-up {x4[i]['speedup']:.2f})" for i in eff)
+                   + ". Where the repeated set does not win (N = 1,024), the ×4 init makes it slower than fresh")
+    if rerun is not None:
+        if not (isinstance(rerun, dict) and {"d", "n", "rep"} <= set(rerun) and isinstance(rerun["rep"], list)
+                and len(rerun["rep"]) >= 2):
+            raise TypeError("Invalid rerun: must be race_point(...)'s dict with its 'd' and 'n' added")
+        key = (rerun["d"], rerun["n"])
+        p = next((q for q in pts if (q["d"], q["n"]) == key), None)
+        if p is None or len(rerun["rep"]) > len(p["rep"]):
+            raise ValueError(f"Invalid rerun: point {key!r} with {len(rerun['rep'])} seeds is not in the scan")
+        k = len(rerun["rep"])
+        sd = max(float(torch.tensor(p["rep"][:k]).std()), 1e-9)
+        tol = 4 * math.sqrt(2) * sd / math.sqrt(k)
+        v.close(f"the chapter's re-run of the bench's first seed set at d = {key[0]}, N = {key[1]:,} reproduces "
+                "its mean paired log speed-up", float(torch.tensor(rerun["rep"]).mean()),
+                float(torch.tensor(p["rep"][:k]).mean()), atol=tol, kind="consistency", source="reconstruction",
+                basis=f"model: same seeds and code give the same steps; if another CPU's float32 rounding "
+                      f"decorrelated every run, two means of {k} would differ by sd·√(2/{k}): the band is 4 of that",
+                note="a check that the committed results come from this code")
+    ns, steps = fb["ns"], fb["steps"]
+
+    def med(x: list[int]) -> float:
+        y = torch.tensor([float(t) if t >= 0 else math.inf for t in x])
+        return float(y.median())
+
+    meds = tuple(med(x) for x in steps)
+    i_lo, i_hi = ns.index(2048), ns.index(32768)
+    ratio = meds[i_hi] / meds[i_lo]
+    paper = 100.0 ** (4 / 6)
+    v.less(f"full-batch GD: steps to {fb['target']:.0%} at N = 2¹⁵ over N = 2¹¹ (median of {fb['seeds']} seeds, "
+           f"({fb['d']}, {fb['k']})-parity)", ratio, FULL_BATCH_BOUND, kind="differs", source="secondary",
+           tests="100x", paper=paper,
+           paper_shown=f"~100× from 2¹⁴ to 2²⁰, i.e. {paper:.1f}× over our factor 16 in N (power law)",
+           planted=Planted("the measured N = 2¹⁵ runs slowed by the paper's factor", ratio * paper,
+                           effect=f"the large set's steps multiplied by {paper:.1f} (the paper's ~100× interpolated to "
+                                  "a factor 16 in N)"),
+           basis="pilot: seed 9001, two runs at (24, 4)-parity measured 0.97; the bound 2 was fixed before the "
+                 "bench ran",
+           scan=Scan("N", tuple(ns), meds),
+           note="median steps per N: " + ", ".join(f"{n:,}: {mm:.0f}" for n, mm in zip(ns, meds, strict=False))
+                + f" (inf: under half reached the target within {FULL_BATCH['steps']} steps)")
     return v

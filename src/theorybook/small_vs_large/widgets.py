@@ -5,6 +5,7 @@ toy at ``d ≤ 200`` capped at 3,000 steps and a small MLP (width 128, batch 64,
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import NamedTuple
 
 import numpy as np
@@ -32,11 +33,31 @@ class Summary(NamedTuple):
     label: str
 
 
+@lru_cache(maxsize=128)
+def _toy(dd: int, r: float, e: float, ast: float, lab: str) -> tuple[np.ndarray, np.ndarray, tuple[int, int], int, int]:
+    n = max(1, round(r * dd))
+    gen = _gen(0)
+    w0 = _sphere(1, dd, gen)
+    mh = _moments(n, dd, 1, gen, lab, torch.device("cpu"))
+    run = _simulate(w0.repeat(2, 1), torch.full((2,), 0.01, dtype=_DT), e, ast, 1e-2, CAP, mh, True,
+                    torch.tensor([0]))
+    steps = (int(run.steps[0]), int(run.steps[1]))
+    return to_numpy(run.a), to_numpy(run.align), steps, int(run.phase1_steps[0]), n
+
+
+@lru_cache(maxsize=64)
+def _mlp(sc: float, mult: float) -> np.ndarray:
+    mlp = mlp_norm_ratio((1024, None), width=128, batch=64, steps=200, init_scale=sc, lr_a_mult=mult, seeds=1,
+                         seed=0, device="cpu")
+    return to_numpy(mlp.ratio[:, 0, :])
+
+
 @single_threaded
 def summarize(d: int = 100, n_over_d: float = 1.0, eta: float = 0.1, a_star: float = 0.3, labels: str = "true",
               init_scale: float = 1.0, lr_a_mult: float = 1.0) -> Summary:
     """One seed (0): two-phase with ``N = n_over_d·d`` vs population GD from the same ``w₀``; the MLP (width 128,
-    batch 64, 200 steps, 1 seed) on a repeated set of 1,024 vs fresh samples."""
+    batch 64, 200 steps, 1 seed) on a repeated set of 1,024 vs fresh samples. The toy and the MLP are cached
+    separately, so moving a control of one part does not recompute the other."""
     dd = integer("d", d, 3, 200)
     r = number("n_over_d", n_over_d, 1e-3, 1e3, low_open=True)
     e = number("eta", eta, 1e-3, 1.0)
@@ -44,20 +65,12 @@ def summarize(d: int = 100, n_over_d: float = 1.0, eta: float = 0.1, a_star: flo
     lab = one_of("labels", labels, ("true", "random"))
     sc = number("init_scale", init_scale, 0.0, 100.0)
     mult = number("lr_a_mult", lr_a_mult, 0.0, 100.0)
-    n = max(1, round(r * dd))
-    gen = _gen(0)
-    w0 = _sphere(1, dd, gen)
-    mh = _moments(n, dd, 1, gen, lab, torch.device("cpu"))
-    run = _simulate(w0.repeat(2, 1), torch.full((2,), 0.01, dtype=_DT), e, ast, 1e-2, CAP, mh, True,
-                    torch.tensor([0]))
-    mlp = mlp_norm_ratio((1024, None), width=128, batch=64, steps=200, init_scale=sc, lr_a_mult=mult, seeds=1,
-                         seed=0, device="cpu")
-    steps = (int(run.steps[0]), int(run.steps[1]))
-    ratio = to_numpy(mlp.ratio[:, 0, :])
+    a, align, steps, phase1, n = _toy(dd, float(r), float(e), float(ast), lab)
+    ratio = _mlp(float(sc), float(mult))
     show = [str(s) if s >= 0 else f"> {CAP}" for s in steps]
-    label = (f"N = {n}: two-phase {show[0]} steps (Phase 1: {int(run.phase1_steps[0])}) vs population {show[1]}"
+    label = (f"N = {n}: two-phase {show[0]} steps (Phase 1: {phase1}) vs population {show[1]}"
              f" · MLP ‖a‖/‖W‖_F at step 200: N = 1,024 / fresh = {ratio[0, -1] / ratio[1, -1]:.2f}")
-    return Summary(to_numpy(run.a), to_numpy(run.align), steps, int(run.phase1_steps[0]), ratio, label)
+    return Summary(a, align, steps, phase1, ratio, label)
 
 
 def render(d: int = 100, n_over_d: float = 1.0, eta: float = 0.1, a_star: float = 0.3, labels: str = "true",
