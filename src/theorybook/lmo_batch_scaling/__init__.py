@@ -50,11 +50,14 @@ from .experiment import (
     TAUS,
     VARIANCE_DRAWS,
     VARIANCE_TAUS,
+    abc_slack,
     alpha_shift,
+    bound_vs_measured,
     chapter_maps,
     chapter_problem,
     interior_depth,
     noise_free_maps,
+    single_sample_maps,
 )
 from .theory import (
     abc_constants,
@@ -74,7 +77,8 @@ __all__ = [
     "matrix_regression", "newton_schulz", "run_cell", "tau_nice_indices", "tau_nice_variance", "abc_constants",
     "critical_batch", "derive_abc_limits", "derive_batch_law", "derive_bound", "derive_variance_factor",
     "optimal_alpha", "optimal_batch", "sample_complexity", "chapter_problem", "chapter_maps", "noise_free_maps",
-    "alpha_shift", "interior_depth", "headline", "seeded_verdicts", "deterministic_verdicts", "PAPER_CLAIMS",
+    "alpha_shift", "interior_depth", "single_sample_maps", "abc_slack", "bound_vs_measured", "headline",
+    "seeded_verdicts", "deterministic_verdicts", "PAPER_CLAIMS",
     "DEPTH_BOUND", "CHAPTER_SEEDS", "TAUS", "ALPHAS", "GAMMAS", "BUDGET", "EPS_REL", "SEEDS", "NOISE", "MUON_TAUS",
     "MUON_SEEDS", "MUON_BUDGET", "MUON_GAMMAS", "VARIANCE_TAUS", "VARIANCE_DRAWS",
 ]
@@ -95,6 +99,8 @@ FUZZ_BASE = {
     "chapter_problem": {"kind": "least_squares"},
     "chapter_maps": {"seed": 1, "scale": "tiny"},
     "noise_free_maps": {"scale": "tiny"},
+    "single_sample_maps": {"scale": "tiny"},
+    "abc_slack": {"points": 4},
     "seeded_verdicts": {"seed": 1, "maps": None},
     "abc_constants": {"n": 16, "tau": 4, "L_max": 1.0, "delta_inf": 0.5},
     "optimal_alpha": {"tau": 4, "n": 64, "eps": 0.5, "rho": 1.0, "sigma1": 4.0},

@@ -313,6 +313,8 @@ def heatmap(problem: Problem, norm: str, taus=(1, 2, 4, 8, 16, 32, 64, 128), alp
     ``orth`` ("svd" | "ns") picks the exact or the Newton–Schulz polar factor for ``spectral``.
     ``oracle="full"`` replaces every τ-nice minibatch gradient by the exact gradient ∇f(x_t) while still charging
     τ samples per step — the noise-free control, in which the trajectory, and so α*, cannot depend on τ.
+    ``oracle="single"`` uses a single-sample gradient (the τ = 1 noise) at every τ, still charging τ samples per
+    step — the control in which only the step count per sample, not the noise, changes with τ.
     ``censor`` is the factor of the 2·best rule (``None``: censor at the budget only).
     """
     if not isinstance(problem, Problem):
@@ -320,7 +322,7 @@ def heatmap(problem: Problem, norm: str, taus=(1, 2, 4, 8, 16, 32, 64, 128), alp
                         "matrix_regression(...))")
     norm = _norm_name(norm)
     validate.one_of("orth", orth, ("svd", "ns"))
-    validate.one_of("oracle", oracle, ("tau-nice", "full"))
+    validate.one_of("oracle", oracle, ("tau-nice", "full", "single"))
     cf = math.inf if censor is None else validate.number("censor", censor, 1.0, 1e6)
     n = problem.n
     taus_l = [validate.integer("taus", t, 1, n) for t in _as_list("taus", taus)]
@@ -364,7 +366,8 @@ def heatmap(problem: Problem, norm: str, taus=(1, 2, 4, 8, 16, 32, 64, 128), alp
         else:
             Hs, Cs = [], []
             for j in range(active):
-                idx = tau_nice_indices(n, taus_l[j], K * S, gens[j]).to(dev).reshape(K, S, taus_l[j])
+                tb = 1 if oracle == "single" else taus_l[j]
+                idx = tau_nice_indices(n, tb, K * S, gens[j]).to(dev).reshape(K, S, tb)
                 H, Cb = _batch_stats(problem, idx)
                 Hs.append(H)
                 Cs.append(Cb)

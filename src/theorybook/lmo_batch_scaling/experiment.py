@@ -14,6 +14,7 @@ the batch's *noise* must fail on it.
 
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 
 import numpy as np
@@ -26,7 +27,8 @@ from .dynamics import HeatmapResult, Problem, heatmap, least_squares, matrix_reg
 __all__ = [
     "N", "D", "P", "NOISE", "EPS_REL", "BUDGET", "SEEDS", "TAUS", "ALPHAS", "GAMMAS", "MUON_TAUS", "MUON_SEEDS",
     "MUON_BUDGET", "MUON_GAMMAS", "CHAPTER_SEEDS", "VARIANCE_TAUS", "VARIANCE_DRAWS", "chapter_problem",
-    "chapter_maps", "noise_free_maps", "alpha_shift", "interior_depth",
+    "chapter_maps", "noise_free_maps", "alpha_shift", "interior_depth", "abc_slack", "bound_vs_measured",
+    "single_sample_maps", "SINGLE_SEED",
 ]
 
 # The chapter's scale (CPU). Every size is an argument of heatmap(...): raise n, seeds and budget on a GPU.
@@ -41,8 +43,9 @@ GAMMAS = tuple(float(g) for g in np.logspace(-3, 0, 13))
 MUON_TAUS = (1, 4, 16, 64)
 MUON_SEEDS = 2
 MUON_BUDGET = 2**12
-MUON_GAMMAS = GAMMAS[::2]
+MUON_GAMMAS = GAMMAS[::3]  # five step sizes: the Muon map is shown, not checked
 CHAPTER_SEEDS = (2026,)
+SINGLE_SEED = 1  # the single-sample control's seed (fixed, like the noise-free control's)
 VARIANCE_TAUS = (1, 4, 16, 64)
 VARIANCE_DRAWS = 4000
 _TINY = {"taus": (1, 4, 16), "alphas": (1.0, 0.25), "gammas": (0.01, 0.1),
@@ -109,6 +112,26 @@ def noise_free_maps(scale: str = "chapter") -> dict[str, HeatmapResult]:
     return _noise_free(scale)
 
 
+@lru_cache(maxsize=2)
+def _single(scale: str) -> dict[str, HeatmapResult]:
+    taus, alphas, gammas, kw = _scale(scale)
+    with one_thread():
+        ls = chapter_problem("least_squares")
+        kw["seeds"] = max(1, kw["seeds"] // 2)  # half the seeds: a noisier control, so more apt to show a shift
+        return {norm: heatmap(ls, norm, taus, alphas, gammas, seed=SINGLE_SEED + j, oracle="single", **kw)
+                for j, norm in enumerate(("l2", "linf"))}
+
+
+def single_sample_maps(scale: str = "chapter") -> dict[str, HeatmapResult]:
+    """The sceptic's control: the ``l2`` and ``linf`` maps of :func:`chapter_maps` with a single-sample gradient
+    (the τ = 1 noise) at every τ, still charged τ samples per step, on the same grids, budget, seeds and censoring
+    rule, but half the seeds (a noisier argmin, so more apt to move by chance: a harder control to fail). Only the
+    steps per sample change with τ, not the noise: if α* moved here, the shift would be a budget effect. One fixed
+    seed (``SINGLE_SEED``), cached."""
+    one_of("scale", scale, ("chapter", "tiny"))
+    return _single(scale)
+
+
 def alpha_shift(r: HeatmapResult) -> tuple[bool, float]:
     """(α* non-decreasing over the uncensored τ, α*(last uncensored τ)/α*(1)); ``(False, nan)`` with fewer than
     two uncensored τ or a censored τ = 1."""
@@ -134,3 +157,79 @@ def interior_depth(r: HeatmapResult) -> float:
     if not np.isfinite(inner):
         return float("nan")
     return float(min(ns[0], ns[-1]) / inner - 1.0)
+
+
+def abc_slack(problem: Problem | None = None, taus=VARIANCE_TAUS, points: int = 64, seed: int = 0) -> dict:
+    """The τ-nice ABC inequality on a least-squares problem, evaluated exactly (float64) at ``points`` random
+    points ``x = x* + r·u`` (u uniform on the sphere, r log-uniform in [10⁻², 10] · ‖x*‖):
+    ``E‖g_S(x)‖² = ‖∇f‖² + (n−τ)/(τ(n−1))·(1/n)Σ‖∇f_i − ∇f‖²`` against
+    ``2A(f − f_inf) + B‖∇f‖² + C`` with ``L_i = ‖a_i‖²``, ``f_i^inf = 0`` and ``Δ_inf = f_inf``. Returns the
+    smallest ratio right side / left side over points and τ (≥ 1: the condition holds) and its median."""
+    from .theory import abc_constants
+
+    prob = chapter_problem("least_squares") if problem is None else problem
+    if not isinstance(prob, Problem) or prob.shape[0] != 1:
+        raise TypeError("Invalid problem: must be a least-squares Problem (p = 1)")
+    k = integer("points", points, 1, 10_000)
+    gen = torch.Generator().manual_seed(integer("seed", seed, 0, 2**62))
+    q = prob.shape[1]
+    u = torch.randn(k, 1, q, generator=gen, dtype=torch.float64)
+    u = u / torch.linalg.vector_norm(u, dim=(-2, -1), keepdim=True)
+    r = 10 ** (torch.rand(k, 1, 1, generator=gen, dtype=torch.float64) * 3 - 2) * float(prob.x_star.norm())
+    xs = prob.x_star.cpu() + r * u
+    a, b = prob.a.cpu(), prob.b.cpu()
+    L_max = float((a * a).sum(1).max())
+    ratios = []
+    for x in xs:
+        res = a @ x.T - b  # (n, 1)
+        gi = res * a  # per-sample gradients (n, q)
+        g = gi.mean(0)
+        f = float(0.5 * (res * res).mean())
+        var = float(((gi - g) ** 2).sum(1).mean())
+        for tau in taus:
+            A, B, C = abc_constants(prob.n, int(tau), L_max, prob.f_star)
+            lhs = float(g @ g) + (prob.n - tau) / (tau * (prob.n - 1)) * var
+            ratios.append((2 * A * (f - prob.f_star) + B * float(g @ g) + C) / lhs)
+    t = np.array(ratios)
+    return {"min_ratio": float(t.min()), "median_ratio": float(np.median(t)), "cases": int(t.size)}
+
+
+def bound_vs_measured(r: HeatmapResult, problem: Problem | None = None) -> dict:
+    """Our reconstructed rate bound ``Φ = Δ₀/(γT) + γL/α + ρσ̄_τ√α`` at every (τ, α, γ) cell of a map that reached
+    ε, against the measured running mean there (≤ ε at its hitting time T = N/τ). The noise is the ABC bound along
+    ``f ≤ f(x₀)``: ``σ̄_τ² = 2A(τ)·(f(x₀) − f_inf) + C(τ)`` (τ-nice constants, ``L_i = ‖a_i‖²``); ρ = 1 for ℓ2
+    (dual ℓ2, ``L = λ_max(H)``) and ρ = √d for ℓ∞ (dual ℓ1 ≤ √d·ℓ2, ``L = Σ|H_ij|`` ≥ the ∞→1 norm of H).
+    Returns the smallest and median Φ/ε over the cells (≥ 1: the measured rates sit under the bound) and the
+    median Φ/ε at each τ's best cell."""
+    from .theory import abc_constants
+
+    if not isinstance(r, HeatmapResult) or r.norm not in ("l2", "linf"):
+        raise TypeError("Invalid r: must be an l2 or linf HeatmapResult of the least-squares problem")
+    prob = chapter_problem("least_squares") if problem is None else problem
+    a = prob.a.cpu()
+    L_max = float((a * a).sum(1).max())
+    x0 = torch.zeros(1, prob.shape[1], dtype=torch.float64)
+    delta0 = float(prob.loss(x0.to(prob.a.device))) - prob.f_star
+    if r.norm == "l2":
+        rho, L = 1.0, prob.L
+    else:
+        rho, L = math.sqrt(prob.shape[1]), float(prob.H.abs().sum())
+    ratios, best = [], []
+    for i, tau in enumerate(r.taus):
+        A, _, C = abc_constants(prob.n, int(tau), L_max, prob.f_star)
+        sig = math.sqrt(2 * A * delta0 + C)
+        for j, al in enumerate(r.alphas):
+            for k, ga in enumerate(r.gammas):
+                N = r.samples[i, j, k]
+                if not np.isfinite(N):
+                    continue
+                T = N / tau
+                phi = delta0 / (ga * T) + ga * L / al + rho * sig * math.sqrt(al)
+                ratios.append(phi / r.eps)
+                if N == r.n_star[i]:
+                    best.append(phi / r.eps)
+    t = np.array(ratios)
+    if t.size == 0:
+        return {"min_ratio": float("nan"), "median_ratio": float("nan"), "cells": 0, "best_median": float("nan")}
+    return {"min_ratio": float(t.min()), "median_ratio": float(np.median(t)), "cells": int(t.size),
+            "best_median": float(np.median(best)) if best else float("nan")}
