@@ -40,7 +40,11 @@ _SCORES = ("ustat", "naive")
 @dataclass(frozen=True)
 class RobustRegression:
     """P stacked robust-regression problems sharing n, d and λ: pools ``A`` (P, N, d), ``y`` (P, N), scales ``c``
-    (P,). ``sigmas``/``cs`` give each problem's (σ, c). ``x0`` = 0."""
+    (P,). ``sigmas``/``cs``/``xscales`` give each problem's (σ, c, s). ``x0`` = 0.
+
+    The x-scale s reparametrises the problem, f_s(x) = f(x/s): the pool is stored as A/s and the ridge as
+    ``ridge`` = λ/s² per problem, so ∇f_s = ∇f/s, L_s = L/s², and the tuned step moves by s² while every
+    normalised gradient norm is unchanged."""
 
     A: torch.Tensor
     y: torch.Tensor
@@ -48,6 +52,15 @@ class RobustRegression:
     lam: float
     sigmas: tuple[float, ...]
     cs: tuple[float, ...]
+    xscales: tuple[float, ...] = ()
+    ridge: torch.Tensor | None = None
+
+    def __post_init__(self) -> None:
+        if not self.xscales:
+            object.__setattr__(self, "xscales", tuple(1.0 for _ in self.cs))
+        if self.ridge is None:
+            object.__setattr__(self, "ridge", torch.full((int(self.A.shape[0]),), float(self.lam), dtype=_DT,
+                                                         device=self.A.device))
 
     @property
     def P(self) -> int:
@@ -79,7 +92,7 @@ class RobustRegression:
         for i in range(0, xb.shape[1], step):
             xc = xb[:, i:i + step]
             r = torch.einsum("pbd,pnd->pbn", xc, self.A) - self.y[:, None, :]
-            f = torch.log1p(0.5 * r * r).mean(-1) + 0.5 * self.lam * (xc * xc).sum(-1)
+            f = torch.log1p(0.5 * r * r).mean(-1) + 0.5 * self.ridge[:, None] * (xc * xc).sum(-1)
             out.append(f)
         return (self.c[:, None] * torch.cat(out, 1)).reshape(x.shape[:-1])
 
@@ -90,7 +103,8 @@ class RobustRegression:
         for i in range(0, xb.shape[1], step):
             xc = xb[:, i:i + step]
             r = torch.einsum("pbd,pnd->pbn", xc, self.A) - self.y[:, None, :]
-            g = torch.einsum("pbn,pnd->pbd", r / (1.0 + 0.5 * r * r), self.A) / self.A.shape[1] + self.lam * xc
+            g = (torch.einsum("pbn,pnd->pbd", r / (1.0 + 0.5 * r * r), self.A) / self.A.shape[1]
+                 + self.ridge[:, None, None] * xc)
             out.append(g)
         return (self.c[:, None, None] * torch.cat(out, 1)).reshape(x.shape)
 
@@ -99,8 +113,9 @@ class RobustRegression:
         a = self.A[:, idx]  # (P, *B, m, d)
         r = (a * x[..., None, :]).sum(-1) - self.y[:, idx]
         cc = self.c.reshape(-1, *([1] * (r.ndim - 1)))
-        f = cc * (torch.log1p(0.5 * r * r) + 0.5 * self.lam * (x * x).sum(-1)[..., None])
-        g = cc[..., None] * ((r / (1.0 + 0.5 * r * r))[..., None] * a + self.lam * x[..., None, :])
+        lam = self.ridge.reshape(cc.shape)
+        f = cc * (torch.log1p(0.5 * r * r) + 0.5 * lam * (x * x).sum(-1)[..., None])
+        g = cc[..., None] * ((r / (1.0 + 0.5 * r * r))[..., None] * a + lam[..., None] * x[..., None, :])
         return f, g
 
     def sampler(self, seeds: int = 8, seed: int = 0) -> Callable[[torch.Tensor], torch.Tensor]:
@@ -127,8 +142,10 @@ def _pool(n: int, d: int, sigmas: Sequence[float], outliers: float, seed: int, d
 
 
 def problem_grid(sigmas: Sequence[float], cs: Sequence[float], *, n: int = 20000, d: int = 20, lam: float = 0.01,
-                 outliers: float = 0.1, seed: int = 0, device: str | torch.device | None = None) -> RobustRegression:
-    """All (σ, c) combinations stacked as P = len(σ)·len(c) problems (σ-major); one pool per σ (same a, x_true, ξ)."""
+                 outliers: float = 0.1, seed: int = 0, device: str | torch.device | None = None,
+                 xscales: Sequence[float] | None = None) -> RobustRegression:
+    """All (σ, c) combinations stacked as P = len(σ)·len(c) problems (σ-major); one pool per σ (same a, x_true, ξ).
+    ``xscales`` (as long as ``cs``, paired with it) gives the j-th member the x-scale s_j as well: f(x/s_j)."""
     if isinstance(sigmas, (str, bytes)) or isinstance(cs, (str, bytes)):
         raise TypeError("Invalid sigmas/cs: must be sequences of numbers")
     try:
@@ -138,6 +155,12 @@ def problem_grid(sigmas: Sequence[float], cs: Sequence[float], *, n: int = 20000
         raise TypeError(f"Invalid sigmas/cs: {err}") from err
     if not sl or not cl or len(sl) * len(cl) > 64:
         raise ValueError(f"Invalid sigmas/cs: {len(sl)}×{len(cl)} problems (must be 1 … 64)")
+    if xscales is None:
+        xl = [1.0] * len(cl)
+    else:
+        if isinstance(xscales, (str, bytes)) or not hasattr(xscales, "__len__") or len(xscales) != len(cl):
+            raise ValueError(f"Invalid xscales: {xscales!r} (must be a sequence as long as cs, {len(cl)})")
+        xl = [number("xscales", v, 1e-6, 1e6) for v in xscales]
     N = integer("n", n, 2, 10**8)
     D = integer("d", d, 1, 10**5)
     lv = number("lam", lam, 0.0, 1e6)
@@ -147,10 +170,12 @@ def problem_grid(sigmas: Sequence[float], cs: Sequence[float], *, n: int = 20000
     dev = resolve_device(device)
     a, ys = _pool(N, D, sl, o, sd, dev)
     P = len(sl) * len(cl)
-    A = a[None].expand(P, N, D)
+    sv = torch.tensor([xv for _ in sl for xv in xl], dtype=_DT, device=dev)
+    A = a[None].expand(P, N, D) if all(xv == 1.0 for xv in xl) else a[None] / sv[:, None, None]
     y = torch.stack([ys[i] for i in range(len(sl)) for _ in cl])
     c = torch.tensor([cv for _ in sl for cv in cl], dtype=_DT, device=dev)
-    return RobustRegression(A, y, c, lv, tuple(s for s in sl for _ in cl), tuple(cv for _ in sl for cv in cl))
+    return RobustRegression(A, y, c, lv, tuple(s for s in sl for _ in cl), tuple(cv for _ in sl for cv in cl),
+                            tuple(xv for _ in sl for xv in xl), lv / sv**2)
 
 
 def robust_regression(sigma: float, c: float = 1.0, *, n: int = 20000, d: int = 20, lam: float = 0.01,
@@ -183,7 +208,7 @@ def _problem(problem) -> RobustRegression:
 def _sgd(prob: RobustRegression, x: torch.Tensor, etas: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
     """Batch-1 SGD from x (P, E, S, d) with steps etas (P, E, S); idx (n, E or 1, S): the sample of each step."""
     ec = (etas * prob.c[:, None, None])[..., None]  # η·c
-    decay = 1.0 - ec * prob.lam
+    decay = 1.0 - ec * prob.ridge[:, None, None, None]
     a_all = prob.A[:, idx]  # (P, n, E|1, S, d): one gather for the whole run
     y_all = prob.y[:, idx][..., None]
     for t in range(idx.shape[0]):
@@ -259,13 +284,17 @@ class GraspResult(NamedTuple):
 
 
 def grasp(problem: RobustRegression, T: int, *, probe: int = 16, score: str = "ustat", seeds: int = 8,
-          seed: int = 0) -> GraspResult:
+          seed: int = 0, top: float | None = None, points: int | None = None, spacing: float = 1.0) -> GraspResult:
     """Grasp-style grid search (our reconstruction) with budget T samples.
 
     1. probe m₀ samples at x₀: η̄ = 2F̂(x₀)/‖ĝ(x₀)‖² (F̂, ĝ the probe means);
     2. K = ⌈log₂T⌉ + 1 candidates η_k = η̄·2^{−k}; each runs n = ⌊(T − m₀)/(2K)⌋ SGD steps on fresh samples;
     3. each final iterate is scored on n fresh samples by ``score``: "ustat" = mean_{i≠j}⟨g_i, g_j⟩ (unbiased for
        ‖∇F‖²) or "naive" = ‖ĝ‖²; output the argmin. Total samples m₀ + 2Kn ≤ T.
+
+    ``top`` replaces step 1 by a fixed grid top (no probe: m₀ = 0) and ``points``/``spacing`` give K and the grid's
+    ratio 2^{−spacing}: a practitioner's log grid η_k = top·2^{−spacing·k}, k < K, with the same budget split and
+    score — the anchor ablated.
     """
     if not isinstance(problem, RobustRegression):
         raise TypeError(f"Invalid problem: {type(problem).__name__} (must be a RobustRegression)")
@@ -274,7 +303,11 @@ def grasp(problem: RobustRegression, T: int, *, probe: int = 16, score: str = "u
     one_of("score", score, _SCORES)
     S = integer("seeds", seeds, 1, 10_000)
     sd = integer("seed", seed, 0, 2**63 - 1)
-    K = grid_size(t)
+    K = grid_size(t) if points is None else integer("points", points, 1, 4096)
+    sp = number("spacing", spacing, 1e-3, 64.0, low_open=True)
+    if top is not None:
+        top = number("top", top, 0.0, 1e12, low_open=True)
+        m0 = 0
     n = (t - m0) // (2 * K)
     if n < 2:
         raise ValueError(f"Invalid T: {t} (too small for probe = {m0} and K = {K} candidates with ≥ 2 steps each: "
@@ -283,22 +316,27 @@ def grasp(problem: RobustRegression, T: int, *, probe: int = 16, score: str = "u
     memory_guard(8.0 * P * K * S * n * (d + 2) * 3, lower="T or seeds")
     gen = torch.Generator().manual_seed(sd)
     N = problem.A.shape[1]
-    probe_idx = torch.randint(N, (S, m0), generator=gen).to(dev)
+    probe_idx = torch.randint(N, (S, max(m0, 1)), generator=gen).to(dev)
     run_idx = torch.randint(N, (n, K, S), generator=gen).to(dev)
     score_idx = torch.randint(N, (K, S, n), generator=gen).to(dev)
-    f0, g0 = problem.sample_grads(problem.x0(S), probe_idx)  # (P, S, m0), (P, S, m0, d)
-    ghat = g0.mean(-2)
-    eta_bar = 2.0 * f0.mean(-1) / (ghat * ghat).sum(-1).clamp_min(torch.finfo(_DT).tiny)
-    etas = eta_bar[:, None, :] * (2.0 ** -torch.arange(K, dtype=_DT, device=dev))[None, :, None]
+    if top is None:
+        f0, g0 = problem.sample_grads(problem.x0(S), probe_idx)  # (P, S, m0), (P, S, m0, d)
+        ghat = g0.mean(-2)
+        eta_bar = 2.0 * f0.mean(-1) / (ghat * ghat).sum(-1).clamp_min(torch.finfo(_DT).tiny)
+    else:
+        eta_bar = torch.full((P, S), top, dtype=_DT, device=dev)
+    etas = eta_bar[:, None, :] * (2.0 ** -(sp * torch.arange(K, dtype=_DT, device=dev)))[None, :, None]
     x = _sgd(problem, problem.x0(K, S), etas, run_idx)
-    _, g = problem.sample_grads(torch.where(torch.isfinite(x), x, torch.zeros_like(x)), score_idx)  # (P,K,S,n,d)
-    g = torch.where(torch.isfinite(x).all(-1)[..., None, None], g, torch.full_like(g, math.inf))
+    ok = torch.isfinite(x).all(-1)  # (P, K, S)
+    _, g = problem.sample_grads(torch.where(ok[..., None], x, torch.zeros_like(x)), score_idx)  # (P,K,S,n,d)
+    g = torch.where(torch.isfinite(g), g, torch.zeros_like(g))  # overflowed scores are masked out below
     if score == "ustat":
         sc = unbiased_sq_norm(g)
     else:
         gm = g.mean(-2)
         sc = (gm * gm).sum(-1)
-    sc = torch.where(torch.isfinite(sc), sc, torch.full_like(sc, math.inf))  # a diverged candidate is never chosen
+    # a diverged candidate (or one whose gradients overflow) is never chosen
+    sc = torch.where(ok & torch.isfinite(sc), sc, torch.full_like(sc, math.inf))
     chosen = sc.argmin(1)  # (P, S)
     x_hat = torch.gather(x, 1, chosen[:, None, :, None].expand(P, 1, S, d))[:, 0]
     return GraspResult(x_hat, chosen, x, sc, etas, eta_bar, n)

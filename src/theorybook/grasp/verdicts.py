@@ -10,19 +10,20 @@ from typing import Any
 
 import torch
 
-from ..check import Control, PaperClaim, Verdicts
+from ..check import Control, PaperClaim, Planted, Verdicts
 from ..device import one_thread
 from ..validate import integer
 from .convex import BASES
 from .experiment import (
     CONVEX_SLOPE_GAP,
-    CS,
     POOL_SEED,
     SEEDS,
     SIGMAS,
     SMALL_T,
     T_VERDICT,
     TUNING_GAIN,
+    WIDE_GRID,
+    XSCALES,
     BudgetCurve,
     HeadlineRun,
     budget_curve,
@@ -46,14 +47,12 @@ PAPER_CLAIMS: tuple[PaperClaim, ...] = (
     PaperClaim("C3", "a sharper guarantee for the final model-ensemble step under an 'interpolated variance' "
                      "characterisation", quoted_only=True,
                why="only the abstract could be read: the interpolated-variance condition and the ensemble step are "
-                   "not defined there"),
-    PaperClaim("C4", "a self-bounding analysis determines the grid's search ranges from observable quantities",
-               quoted_only=True,
-               why="the paper's ranges could not be read; the range we reconstruct (η̄ = 2F(x₀)/‖∇F(x₀)‖² down "
-                   "log₂T octaves) is checked as our own consistency rows, not as the paper's"),
+                   "not defined there", reason_class="no measurable consequence"),
+    PaperClaim("C4", "a self-bounding analysis determines the grid's search ranges from observable quantities"),
     PaperClaim("D1", "fully parameter-free: the inputs need satisfy no unverifiable condition on the true "
                      "parameters (partially parameter-free methods need bounds on them)", where="definitions",
-               quoted_only=True, why="a definition, not a testable statement"),
+               quoted_only=True, why="a definition, not a testable statement",
+               reason_class="no measurable consequence"),
 )
 
 _PILOT = ("pilot: seeds 9001–9010 (T = 2¹², 8 seeds each) gave largest oracle ratios from 3.8·10⁻³ to "
@@ -61,15 +60,15 @@ _PILOT = ("pilot: seeds 9001–9010 (T = 2¹², 8 seeds each) gave largest oracl
           "stated before the pilot")
 
 
-def _rel_dev_over_c(norm: torch.Tensor) -> float:
-    """Largest relative deviation across the c axis of per-seed normalised norms (P = σ-major × c)."""
-    x = norm.reshape(len(SIGMAS), len(CS), -1)
+def _rel_dev_over_s(norm: torch.Tensor) -> float:
+    """Largest relative deviation across the x-scale axis of per-seed normalised norms (P = σ-major × s)."""
+    x = norm.reshape(len(SIGMAS), len(XSCALES), -1)
     return float(((x - x[:, :1]).abs() / x[:, :1]).max())
 
 
 def headline_numbers(run: HeadlineRun) -> dict[str, Any]:
     """Per-problem ratios to oracle-tuned SGD (mean over seeds of ‖∇F‖/‖∇F(x₀)‖, divided by the oracle's), shape (P,),
-    for every method, plus the fixed step and the tuned steps relative to the exact anchor."""
+    for every method, plus the tuned steps relative to the exact anchor."""
     if not isinstance(run, HeadlineRun):
         raise TypeError(f"Invalid run: {type(run).__name__} (must be a HeadlineRun)")
     o = per_problem(run.oracle_norm)
@@ -79,12 +78,12 @@ def headline_numbers(run: HeadlineRun) -> dict[str, Any]:
         "Grasp-style (U-statistic)": per_problem(run.grasp_norm) / o,
         "Grasp-style (naive score)": per_problem(run.naive_norm) / o,
         "returns x₀": per_problem(run.x0_norm) / o,
-        "best fixed step": per_problem(run.fixed_norm) / o,
+        "wide log grid": per_problem(run.wide_norm) / o,
+        "log grid from η = 1": per_problem(run.top1_norm) / o,
         "DoG": per_problem(run.dog_norm) / o,
         "AdaGrad-norm (η = 1)": per_problem(run.adagrad_norm) / o,
     }
     return {"oracle": o, "ratios": ratios, "log2T": math.log2(run.T),
-            "fixed_eta": float(run.fixed_etas[run.fixed_index]),
             "tuned_rel": torch.log2(run.tuned_eta / eb), "eta_bar": eb}
 
 
@@ -103,59 +102,76 @@ def seeded_verdicts(seed: int, run: HeadlineRun | None = None, curve: BudgetCurv
     logT, rat, o = h["log2T"], h["ratios"], h["oracle"]
     P = int(o.numel())
     v = Verdicts(f"Grasp-style grid — headline experiment (seed {sd})", display=False)
-    fixed_log = math.log2(h["fixed_eta"])
+    wide_lo = math.log2(WIDE_GRID["top"]) - WIDE_GRID["spacing"] * (WIDE_GRID["points"] - 1)
+    budget = "same total budget T, same split (half running, half scoring) and U-statistic score as Grasp-style"
     v.less(f"near-optimal up to log factors: Grasp-style E‖∇F(x̂)‖ ≤ log₂T × oracle-tuned SGD's on every one of the "
-           f"{P} problems (σ × c over 7.2 decades), T = 2^{int(logT)}; largest ratio",
+           f"{P} problems (σ × x-scale s over 2⁻⁶…2⁶), T = 2^{int(logT)}; largest ratio",
            float(rat["Grasp-style (U-statistic)"].max()), logT, kind="reproduces", source="paper", tests="C1",
-           control=[Control("returns x₀", float(rat["returns x₀"].max())),
-                    Control(f"best single fixed step for the family (η = 2^{fixed_log:g})",
-                            float(rat["best fixed step"].max()))],
+           control=[Control(f"a practitioner's wide log grid 2^{math.log2(WIDE_GRID['top']):g} … 2^{wide_lo:g}, "
+                            f"every {WIDE_GRID['spacing']:g} octaves", float(rat["wide log grid"].max()),
+                            why="what a practitioner runs without the self-bounding anchor: a log grid wide enough "
+                                "for every problem of the family, at the same total budget",
+                            tuned=f"{budget}; its span covers every tuned step and its spacing is the best of 1, 2, 3 "
+                                  "and 4 octaves on pilot seeds 9001–9003"),
+                    Control("the same grid from η = 1 down (the anchor ablated)",
+                            float(rat["log grid from η = 1"].max()),
+                            why="the ablation: is it the anchor or the grid search that does the work?",
+                            tuned=f"{budget}; K = ⌈log₂T⌉ + 1 points one octave apart, top η = 1, a common default"),
+                    Control("AdaGrad-norm (η = 1)", float(rat["AdaGrad-norm (η = 1)"].max()),
+                            why="the adaptive method a practitioner runs untuned; it needs a distance scale η",
+                            tuned="none needed: the claim is about methods run without tuning; η = 1, its default, "
+                                  "T samples"),
+                    Control("returns x₀", float(rat["returns x₀"].max()), why="the do-nothing method",
+                            tuned="none needed: no parameter",
+                            weak="fails by the design requirement that tuning improves x₀ by ≥ 100×")],
            basis="paper: the abstract's 'near-optimal rate up to logarithmic factors', read as one factor log₂T "
-                 "against tuned SGD, fixed before the run",
+                 "against tuned SGD, fixed before the run; the budget T = 2¹² was set on pilot seeds 9001–9010, "
+                 "where T = 2¹⁰ fails (the differs row below)",
            note=f"algorithm: our reconstruction; E over {r.grasp_norm.shape[-1]} seeds per problem (Grasp-style's "
-                "ratio is the same at every c, so it takes one value per σ); oracle = the "
-                "constant step, one per problem, with the least mean final ‖∇F‖ (T steps). Peers, same measurement: "
-                f"DoG {float(rat['DoG'].max()):.3g}, AdaGrad-norm (η = 1) "
-                f"{float(rat['AdaGrad-norm (η = 1)'].max()):.3g}")
+                "ratio is the same at every x-scale, so it takes one value per σ); oracle = the constant step, one "
+                f"per problem, with the least mean final ‖∇F‖ (T steps). Peer, same measurement: DoG "
+                f"{float(rat['DoG'].max()):.3g} — it passes too (its r_ε enters only logarithmically), so this row "
+                "cannot tell Grasp-style from DoG; it tells it from grids and adaptive methods that need a scale")
     v.less("tuning matters (design check): oracle-tuned SGD's E‖∇F‖/‖∇F(x₀)‖, largest over the family",
            float(o.max()), TUNING_GAIN, kind="consistency", source="reconstruction", basis=_PILOT,
            note="the family is only a test of tuning if the tuned step improves x₀ by orders of magnitude")
     if SMALL_T in bc.Ts:
         i = bc.Ts.index(SMALL_T)
         small = float(bc.grasp[i] / bc.oracle[i])
+        full = float(bc.full_grid[i] / bc.oracle[i])
         v.greater(f"small budget: at T = 2^{int(math.log2(SMALL_T))} ({bc.steps[i]} SGD steps per candidate), "
-                  f"σ = {bc.sigma:g}, c = 1, Grasp-style E‖∇F(x̂)‖ over oracle-tuned SGD's is more than log₂T",
-                  small, math.log2(SMALL_T), kind="differs", source="paper", tests="C1",
-                  paper="≤ log₂T (near-optimal up to log factors)",
-                  basis=f"paper: the headline's reading, log₂T = {math.log2(SMALL_T):g}; pilot seeds 9001–9003 gave "
-                        "27, 31 and 43, so the row was stated after the pilot",
+                  f"σ = {bc.sigma:g}, s = 1, Grasp-style E‖∇F(x̂)‖ over oracle-tuned SGD's is at least 2 log₂T",
+                  small, 2 * math.log2(SMALL_T), kind="differs", source="paper", tests="C1",
+                  paper=math.log2(SMALL_T), paper_shown=f"≤ log₂T = {math.log2(SMALL_T):g} (near-optimal up to logs)",
+                  planted=Planted("the grid's octaves of the exact anchor, each run for all T steps (no split)", full,
+                                  effect="a grid search within the log factor of tuned SGD by construction: the "
+                                         "split's cost removed, the best octave chosen in hindsight"),
+                  basis=f"pilot: seeds 9001–9003 gave 27, 31 and 43 against log₂T = {math.log2(SMALL_T):g}; the "
+                        "row's bound 2 log₂T was stated after that pilot",
                   note="from our instance and our per-problem reading, not against the paper's theorem (a worst-"
                        "case rate): tuned SGD goes through its fast initial phase within its T steps, while each "
                        "candidate has only its share of the budget. At T = 2¹² (the headline) the ratio is back inside")
-    fixed_ok = rat["best fixed step"] <= logT
-    n_ok = int(fixed_ok.sum())
-    v.true("a fixed step works on part of the family only: the best single fixed step is within log₂T of the "
-           "oracle on some but not all problems", 0 < n_ok < P, kind="consistency", source="reconstruction",
-           predicted=f"between 1 and {P - 1} of {P}", measured=f"{n_ok} of {P}",
-           note="so the fixed-step control is a real competitor on the problems it was tuned for, and the unknown "
-                "scale c is what defeats it")
-    v.less("scale-free (our reconstruction): Grasp-style ‖∇F(x̂)‖/‖∇F(x₀)‖ per seed identical across c "
-           "(largest relative deviation)", _rel_dev_over_c(r.grasp_norm), 1e-9, kind="consistency",
-           source="derived", basis="model: SGD with η on cF is SGD with cη on F and η̄ ∝ 1/c; c a power of two "
+    v.less("scale-free (our reconstruction): Grasp-style ‖∇F(x̂)‖/‖∇F(x₀)‖ per seed identical across the x-scale s "
+           "(largest relative deviation)", _rel_dev_over_s(r.grasp_norm), 1e-9, kind="consistency",
+           source="derived", basis="model: SGD with η on f(x/s) is SGD with η/s² on f and η̄ ∝ s²; s a power of two "
                                    "scales exactly in float64, 1e-9 leaves room for a device's reduction order",
-           note="why the family's c axis cannot hurt Grasp-style: nothing in it depends on c")
-    peer_dev = max(_rel_dev_over_c(r.dog_norm), _rel_dev_over_c(r.adagrad_norm))
-    v.less("the peers are scale-free too: DoG and AdaGrad-norm ‖∇F‖/‖∇F(x₀)‖ identical across c (largest "
-           "relative deviation)", peer_dev, 1e-9, kind="consistency", source="derived",
-           basis="model: both divide g by √Σ‖g‖², so c cancels; c a power of two scales exactly in float64",
-           note="so the c axis does not test the peers: what they need is a scale for x (η, r_ε)")
+           note="why the family's s axis cannot hurt Grasp-style: nothing in it depends on s")
     rel = h["tuned_rel"]
-    inside = bool(((rel >= -logT) & (rel <= 0)).all())
-    v.true("our reconstructed range: every problem's tuned step lies in [η̄*/T, η̄*] (η̄* the exact anchor)", inside,
-           kind="consistency", source="reconstruction", predicted="all inside",
-           measured=f"log₂(η*/η̄*) from {float(rel.min()):.2f} to {float(rel.max()):.2f}; grid [−{logT:g}, 0]",
-           note="the self-bounding anchor as we reconstruct it covers the 1/L branch of the tuned step; a noise-"
-                "limited step could fall below the grid")
+    eb_seed = r.grasp.eta_bar  # (P, S): the probe's anchor per seed
+    K = r.grasp.etas.shape[1]
+    in_range = ((r.tuned_eta[:, None] <= eb_seed) & (r.tuned_eta[:, None] >= eb_seed * 2.0 ** -(K - 1)))
+    top1_in = ((r.tuned_eta <= 1.0) & (r.tuned_eta >= 2.0 ** -(K - 1)))
+    v.true("self-bounding range: every problem's tuned step lies in [η̄·2^−(K−1), η̄] for every seed's probe anchor "
+           "η̄ = 2F̂(x₀)/‖ĝ(x₀)‖²", bool(in_range.all()), kind="reproduces", source="paper", tests="C4",
+           predicted="all inside",
+           measured=f"{int(in_range.all(1).sum())} of {P} problems; log₂(η*/η̄*) from {float(rel.min()):.2f} to "
+                    f"{float(rel.max()):.2f}",
+           control=Control("a practitioner's range of the same width, [2^−(K−1), 1]", bool(top1_in.all()),
+                           shown=f"{int(top1_in.sum())} of {P} problems inside",
+                           why="a range fixed without looking at the problem (top η = 1, a common default)",
+                           tuned="none needed: the same number of octaves K as the self-bounding range"),
+           note="the range is our reconstruction of the paper's self-bounding analysis (16 probe samples, log₂T "
+                "octaves); tuned step = the oracle's, one per problem")
     return v
 
 
@@ -252,11 +268,14 @@ def _convex_rows(v: Verdicts) -> None:
     v.less(f"competitive with acceleration: Grasp-style AC-SA's log–log slope of F − F* vs T (T = {cs.Ts[0]}…"
            f"{cs.Ts[-1]}) ≤ oracle-tuned GD's slope − {CONVEX_SLOPE_GAP}", cs.slopes["acsa"], bound,
            kind="reproduces", source="paper", tests="C2",
-           control=Control("Grasp-style GD (the same grid, no acceleration)", cs.slopes["sgd"]),
+           control=Control("Grasp-style GD (the same grid, no acceleration)", cs.slopes["sgd"],
+                           why="the same search without acceleration: does the grid keep the accelerated rate?",
+                           tuned="none needed: the same grid, anchor and budget split as Grasp-style AC-SA"),
            basis="model: on the chain with d ≫ T, GD's gap falls like T^−1/2 and an accelerated method's like T^−1 "
                  "(Krylov); the budget split over K = ⌈log₂T⌉+1 runs costs ≈ 1/ln T ≈ 0.15 of slope; margin 0.25 "
                  "fixed before measuring (exact gradients: deterministic)",
-           note="the algorithm is our reconstruction; universality (Hölder smoothness) is not tested")
+           note=f"the algorithm is our reconstruction; universality (Hölder smoothness) is not tested. A fragile pass: "
+                f"the measured slope is below the bound by {bound - cs.slopes['acsa']:.3f}")
 
 
 def chapter_verdicts(run: HeadlineRun, curve: BudgetCurve, seed: int) -> Verdicts:
