@@ -381,14 +381,15 @@ def test_train_heldout_pairs_split_start_and_schedule():
 
 def test_heldout_loss_is_the_cross_entropy_on_the_held_out_rows():
     """Step 0 of the held-out curve equals a hand computation on the same split and initial weights."""
-    from theorybook.dash_shampoo.experiment import _mlp, digits_problem, train_heldout
+    from theorybook.dash_shampoo.experiment import _mlp, digits_problem, train_heldout, varying_pixels
     from theorybook.device import seed_everything
 
     run = train_heldout("cn", steps=1, eval_every=1, holdout=100, hidden=8, batch=16, seed=11)
     X, y = digits_problem("cpu")
+    X = X[:, varying_pixels()]
     gen = seed_everything(11)
     perm = torch.randperm(X.shape[0], generator=gen)
-    params = _mlp(8, gen, "cpu", torch.float32)
+    params = _mlp(8, gen, "cpu", torch.float32, inputs=X.shape[1])
     h = X[perm[:100]]
     for W, b in zip(params[0:-2:2], params[1:-2:2], strict=True):
         h = torch.tanh(h @ W.T + b)
@@ -434,23 +435,34 @@ def test_t_threshold_is_student_t_with_bonferroni():
 
 
 def test_headline_rows_fail_when_ndb_wins():
-    """The control of the headline design: if NDB were better per step (the paper's claim), the differs rows
-    (which assert t ≥ threshold) must fail — the rows can come out for the paper."""
+    """The control of the headline design: if NDB were 1 % better per step (the paper's claim, our reading), the
+    differs rows must fail — the rows can come out for the paper; and the planted controls are caught."""
     from theorybook.dash_shampoo import verdicts as vd
 
-    def results(sign):
+    cn, evd = vd.COMPARISONS[0][1], vd.COMPARISONS[1][1]
+    ndb = vd.COMPARISONS[0][0]
+
+    def results(ndb_shift, evd_shift):
         base = _fake_results([1.0] * 6)["B"]
         out = {}
-        for label, shift in (("CN-fro", 0.0), ("EVD", 0.004), ("NDB-fro", 0.05), ("NDB-pim", 0.06)):
-            out[label] = [run._replace(heldout=[1.0] + [1.0 + sign * shift + 1e-4 * k * (shift > 0)] * 2)
+        for label, shift in ((cn, 0.0), (evd, evd_shift), (ndb, ndb_shift)):
+            out[label] = [run._replace(heldout=[1.0] + [(1.0 + shift) * (1.0 + 1e-5 * k)] * 2)
                           for k, run in enumerate(base)]
         return out
 
-    ours = vd.heldout_verdicts(results(+1))
-    assert ours.passed and ours.counts()["differs"] == 3
-    theirs = vd.heldout_verdicts(results(-1))
+    ours = vd.heldout_verdicts(results(0.0, -0.014))
+    assert ours.passed and ours.counts()["differs"] == 2
+    assert all(r.planted and not r.planted["passes"] for r in ours.rows if r.kind == "differs")
+    theirs = vd.heldout_verdicts(results(-0.02, 0.0))
     failed = {r.claim.split(":")[0] for r in theirs.failures}
-    assert failed == {"NDB-fro vs CN-fro", "NDB-pim vs CN-fro", "NDB-fro vs EVD", "EVD vs CN-fro"}
+    assert failed == {"NDB vs CN at ε = 1e-4", "NDB vs EVD at ε = 1e-4", "EVD vs CN at ε = 1e-4"}
+
+
+def test_heldout_drops_the_constant_pixels():
+    from theorybook.dash_shampoo.experiment import varying_pixels
+
+    idx = varying_pixels()
+    assert idx.numel() == 61
 
 
 def test_solver_reproduction_control_fails():

@@ -105,12 +105,12 @@ def _fuzz_heldout() -> dict:
         return HeldoutRun([0, 10, 20], [2.3, level + 0.01 * k, level - 0.1 + 0.01 * k], TrainRun([], 0.0, label), label)
 
     return {lab: [run(lab, lvl, k) for k in range(3)]
-            for lab, lvl in (("NDB-fro", 1.05), ("NDB-pim", 1.06), ("CN-fro", 1.0), ("EVD", 1.01))}
+            for lab, lvl in (("NDB-fro ε=1e-04", 1.05), ("CN-fro ε=1e-04", 1.0), ("EVD ε=1e-04", 1.01))}
 
 
 _HELDOUT = _fuzz_heldout()
 FUZZ_BASE.update({
-    "heldout_stats": {"results": _HELDOUT, "a": "NDB-fro", "b": "CN-fro"},
+    "heldout_stats": {"results": _HELDOUT, "a": "NDB-fro ε=1e-04", "b": "CN-fro ε=1e-04"},
     "heldout_verdicts": {"results": _HELDOUT},
     "seeded_verdicts": {"heldout": _HELDOUT},
     "chapter_verdicts": {"heldout": _HELDOUT},

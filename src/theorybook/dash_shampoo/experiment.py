@@ -33,6 +33,7 @@ from .solvers import (
 )
 
 __all__ = [
+    "HELDOUT_SHAMPOO",
     "HeldoutRun",
     "TrainRun",
     "digits_problem",
@@ -45,6 +46,7 @@ __all__ = [
     "stacking_speedup",
     "train_heldout",
     "train_shampoo",
+    "varying_pixels",
 ]
 
 
@@ -186,10 +188,10 @@ class TrainRun(NamedTuple):
     diverged: bool = False
 
 
-def _mlp(hidden: int, gen: torch.Generator, device, dtype) -> list[torch.Tensor]:
+def _mlp(hidden: int, gen: torch.Generator, device, dtype, inputs: int = 64) -> list[torch.Tensor]:
     def init(rows, cols):
         return (torch.randn(rows, cols, generator=gen, dtype=dtype) / math.sqrt(cols)).to(device).requires_grad_()
-    return [init(hidden, 64), torch.zeros(hidden, dtype=dtype, device=device, requires_grad=True),
+    return [init(hidden, inputs), torch.zeros(hidden, dtype=dtype, device=device, requires_grad=True),
             init(hidden, hidden), torch.zeros(hidden, dtype=dtype, device=device, requires_grad=True),
             init(10, hidden), torch.zeros(10, dtype=dtype, device=device, requires_grad=True)]
 
@@ -269,15 +271,31 @@ class HeldoutRun(NamedTuple):
     label: str
 
 
+#: Every Shampoo setting a held-out run passes explicitly (so that a change of :class:`Shampoo`'s defaults cannot
+#: move the chapter's rows): the paper's betas (β_G, β_LR, β_graft) = (0.9, 0.95, 0.95), a root every step (the
+#: paper's ``inv_root_freq`` for NDB/CN), preconditioning from step 1, no weight decay, stacked blocks, fp32.
+HELDOUT_SHAMPOO = {"betas": (0.9, 0.95, 0.95), "inv_root_freq": 1, "start_preconditioning_step": 1,
+                   "weight_decay": 0.0, "stacked": True, "degree": 60, "preconditioner_dtype": torch.float32}
+
+
+def varying_pixels() -> torch.Tensor:
+    """Indices of the digits pixels whose variance over the 1797 images is > 0 (61 of 64: three pixels are 0 in
+    every image, so an input layer fed them has an exactly singular right factor R = Σ GᵀG)."""
+    X, _ = _digits()
+    return torch.nonzero(torch.tensor(X.std(0) > 0), as_tuple=False)[:, 0]
+
+
 def train_heldout(method: str = "ndb", scaling: str = "fro", *, steps: int = 120, eval_every: int = 10,
                   holdout: int = 597, iters: int = 10, eps: float | None = None, lr: float = 1e-3,
                   block_size: int = 64, hidden: int = 64, batch: int = 128, seed: int = 0,
-                  optimizer: str = "shampoo", device=None) -> HeldoutRun:
+                  optimizer: str = "shampoo", drop_constant: bool = True, device=None) -> HeldoutRun:
     """Train the MLP of :func:`train_shampoo` on a random split of digits and measure the loss on the rest.
 
     The split (``holdout`` samples held out, the rest trained on), the initialisation and the minibatches are
     drawn from ``seed``, so two methods run with the same seed see the same split, start and minibatches. The
-    held-out cross-entropy (no gradient) is taken at step 0 and every ``eval_every`` optimizer steps."""
+    held-out cross-entropy (no gradient) is taken at step 0 and every ``eval_every`` optimizer steps.
+    ``drop_constant`` (default) removes the three pixels that are 0 in every image (:func:`varying_pixels`); every
+    Shampoo setting other than the arguments is :data:`HELDOUT_SHAMPOO`, passed explicitly."""
     validate.one_of("method", method, METHODS)
     validate.one_of("scaling", scaling, SCALINGS)
     validate.one_of("optimizer", optimizer, ("shampoo", "adam"))
@@ -292,18 +310,23 @@ def train_heldout(method: str = "ndb", scaling: str = "fro", *, steps: int = 120
     lr = validate.number("lr", lr, 0.0, math.inf, low_open=True)
     if eps is not None:
         eps = validate.number("eps", eps, 0.0, math.inf)
+    if not isinstance(drop_constant, bool):
+        raise TypeError(f"Invalid drop_constant: {drop_constant!r} (must be a bool)")
     device = resolve_device(device)
     X, y = digits_problem(device)
+    if drop_constant:
+        X = X[:, varying_pixels().to(device)]
     gen = seed_everything(seed)
     perm = torch.randperm(X.shape[0], generator=gen).to(device)
     Xh, yh, Xt, yt = X[perm[:holdout]], y[perm[:holdout]], X[perm[holdout:]], y[perm[holdout:]]
-    params = _mlp(hidden, gen, device, torch.float32)
+    params = _mlp(hidden, gen, device, torch.float32, inputs=X.shape[1])
     if optimizer == "adam":
         opt = torch.optim.Adam(params, lr=lr)
         label = "Adam"
     else:
         eps = (1e-10 if method in ("evd", "chebyshev") else 0.0) if eps is None else eps
-        opt = Shampoo(params, lr=lr, method=method, scaling=scaling, iters=iters, eps=eps, block_size=block_size)
+        opt = Shampoo(params, lr=lr, method=method, scaling=scaling, iters=iters, eps=eps, block_size=block_size,
+                      **HELDOUT_SHAMPOO)
         label = f"{method.upper()}-{scaling}" if method in ("ndb", "cn") else method.upper()
     marks, held = [], []
 
@@ -319,19 +342,24 @@ def train_heldout(method: str = "ndb", scaling: str = "fro", *, steps: int = 120
     return HeldoutRun(marks, held, run, label)
 
 
-def heldout_comparison(configs: tuple[tuple[str, str], ...] = (("ndb", "fro"), ("cn", "fro"), ("evd", "fro")),
+def heldout_comparison(configs: tuple[tuple, ...] = (("ndb", "fro"), ("cn", "fro"), ("evd", "fro")),
                        seeds: tuple[int, ...] = (0, 1, 2, 3, 4, 5, 6, 7), device=None,
                        **kw) -> dict[str, list[HeldoutRun]]:
-    """:func:`train_heldout` for every (method, scaling) in ``configs`` and every seed: ``{label: [run per
-    seed]}``, runs of one seed paired (same split, start and minibatches)."""
+    """:func:`train_heldout` for every (method, scaling) or (method, scaling, ε) in ``configs`` and every seed:
+    ``{label: [run per seed]}`` (a config with ε is labelled ``"NDB-fro ε=1e-04"``), runs of one seed paired (same
+    split, start and minibatches)."""
     if not isinstance(configs, tuple | list) or not configs or not all(
-            isinstance(c, tuple | list) and len(c) == 2 for c in configs):
-        raise TypeError(f"Invalid configs: {configs!r} (must be a non-empty tuple of (method, scaling) pairs)")
+            isinstance(c, tuple | list) and len(c) in (2, 3) for c in configs):
+        raise TypeError(f"Invalid configs: {configs!r} (must be a non-empty tuple of (method, scaling[, eps]))")
     if not isinstance(seeds, tuple | list) or not seeds:
         raise TypeError(f"Invalid seeds: {seeds!r} (must be a non-empty tuple of integers)")
+    if "eps" in kw and any(len(c) == 3 for c in configs):
+        raise TypeError("Invalid eps: give ε either in every config or as a keyword, not both")
     seeds = tuple(validate.integer("seed", s, 0, 2**63 - 1) for s in seeds)
     out: dict[str, list[HeldoutRun]] = {}
-    for method, scaling in configs:
-        runs = [train_heldout(method, scaling, seed=s, device=device, **kw) for s in seeds]
-        out[runs[0].label] = runs
+    for cfg in configs:
+        method, scaling = cfg[0], cfg[1]
+        extra = {"eps": validate.number("eps", cfg[2], 0.0, math.inf)} if len(cfg) == 3 else {}
+        runs = [train_heldout(method, scaling, seed=s, device=device, **kw, **extra) for s in seeds]
+        out[runs[0].label + (f" ε={cfg[2]:.0e}" if len(cfg) == 3 else "")] = runs
     return out

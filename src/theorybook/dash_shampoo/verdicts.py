@@ -22,14 +22,15 @@ import sympy as sp
 import torch
 
 from .. import validate
-from ..check import Control, PaperClaim, Verdicts
+from ..check import Control, PaperClaim, Planted, Verdicts
 from ..device import one_thread, resolve_device, to_numpy
 from ..fit import line_fit
 from . import theory as th
 from .experiment import HeldoutRun, heldout_comparison, solve_loop, solve_stacked
 from .solvers import chebyshev_coefficients, inverse_root, reference_root, relative_error, scale, spd_stack
 
-__all__ = ["CHAPTER_SEEDS", "COMPARISONS", "HELDOUT", "PAPER_CLAIMS", "chapter_verdicts", "deterministic_verdicts",
+__all__ = ["CHAPTER_SEEDS", "COMPARISONS", "EPS_HEADLINE", "HELDOUT", "PAPER_ADVANTAGE", "PILOT_EPS", "PAPER_CLAIMS",
+           "chapter_verdicts", "deterministic_verdicts",
            "heldout_results", "heldout_seeds", "heldout_stats", "heldout_verdicts", "operation_counts",
            "seeded_verdicts", "t_threshold"]
 
@@ -40,10 +41,19 @@ CHAPTER_SEEDS = (0,)
 #: sklearn's digits, Shampoo with block 64, Adam grafting, lr 1e-3 (the paper's), 10 Newton iterations and the
 #: paper's ε per solver (0 for NDB and CN, 1e-10 for EVD), held-out cross-entropy every 10 of 80 steps,
 #: ``n_seeds`` paired seeds per chapter seed.
-HELDOUT = {"configs": (("ndb", "fro"), ("ndb", "pim"), ("cn", "fro"), ("evd", "fro")), "n_seeds": 6,
+HELDOUT = {"configs": (("ndb", "fro", 1e-4), ("cn", "fro", 1e-4), ("evd", "fro", 1e-4)), "n_seeds": 6,
            "steps": 80, "eval_every": 10, "lr": 1e-3, "hidden": 64, "batch": 128, "holdout": 597}
+#: The damping of the headline rows (ε added to L and R before every root, the same for every solver).
+EPS_HEADLINE = 1e-4
 #: The comparisons the headline makes (method A's held-out loss over method B's), one row each.
-COMPARISONS = (("NDB-fro", "CN-fro"), ("NDB-pim", "CN-fro"), ("NDB-fro", "EVD"), ("EVD", "CN-fro"))
+COMPARISONS = (("NDB-fro ε=1e-04", "CN-fro ε=1e-04"), ("NDB-fro ε=1e-04", "EVD ε=1e-04"),
+               ("EVD ε=1e-04", "CN-fro ε=1e-04"))
+#: The pilot behind the headline rows (bench/dash_shampoo_eps.py, seeds 9001–9010, the same 80-step runs without
+#: the three constant pixels): paired mean held-out loss ratio − 1 (%) and its standard error, at ε = 1e-4.
+PILOT_EPS = {"NDB-CN": (0.006, 0.0008), "NDB-EVD": (1.43, 0.03), "EVD-CN": (-1.40, 0.03)}
+#: The smallest advantage "lowest validation perplexity" is read as (our reading: the paper's numbers could not be
+#: read): a held-out loss 1 % below the competitor's.
+PAPER_ADVANTAGE = -1.0
 #: False-alarm probability of the family of held-out rows (Bonferroni over :data:`COMPARISONS`).
 ALPHA = 1e-3
 
@@ -51,17 +61,18 @@ PAPER_CLAIMS: tuple[PaperClaim, ...] = (
     PaperClaim("stacking", "Stacking same-size preconditioner blocks into 3D tensors (batched matmul) substantially "
                "improves GPU utilisation.", quoted_only=True,
                why="a GPU wall-clock claim; wall-clock time is never a verdict here, and the CPU timings of "
-                   "bench/dash.py are shown as measurements, not tested"),
+                   "bench/dash.py are shown as measurements, not tested", reason_class="paper-scale GPU"),
     PaperClaim("solvers", "Two new inverse-root solvers for Shampoo: the Newton–DB iteration and Chebyshev "
                "polynomial approximation evaluated with Clenshaw's algorithm."),
     PaperClaim("scaling", "The first in-depth analysis of how matrix scaling affects Shampoo's convergence "
                "(README: Frobenius-norm scaling is suboptimal and needs more iterations).", quoted_only=True,
                why="the paper's scaling analysis could not be read; the chapter shows Frobenius against "
-                   "multi-power-iteration error curves but does not test the claim"),
+                   "multi-power-iteration error curves but does not test the claim",
+               reason_class="language model"),
     PaperClaim("speedup", "Up to 4.83× (v1) / 5.6× (v2) faster optimizer steps than Distributed Shampoo.",
                quoted_only=True,
                why="GPU step times (8×H100); the ratios are the README's 666/138 and 666/119 ms, quoted, "
-                   "not re-measured"),
+                   "not re-measured", reason_class="paper-scale GPU"),
     PaperClaim("ndb_best", "Newton–DB gives the lowest validation perplexity per iteration of all solvers, better "
                "even than EVD.", where="abstract + README"),
 )
@@ -189,43 +200,61 @@ def heldout_stats(results: dict[str, list[HeldoutRun]], a: str, b: str) -> dict[
 
 
 def heldout_verdicts(results: dict[str, list[HeldoutRun]], *, claims: bool = False) -> Verdicts:
-    """The headline rows from the runs of :func:`heldout_results`.
+    """The headline rows from the runs of :func:`heldout_results` (ε = :data:`EPS_HEADLINE` for every solver).
 
-    The direction each row asserts is what the chapter's seeds found (NDB's held-out loss is *higher* than CN's
-    and EVD's, and EVD's higher than CN's); the seed-robustness test re-runs the comparison on 20 unseen seed
-    sets, so each row can fail. The threshold is Student's t at a family false-alarm rate 1e-3."""
+    The directions were pre-registered on the pilot (:data:`PILOT_EPS`, seeds 9001–9010): at ε = 1e-4 NDB and CN
+    train alike and NDB's held-out loss is higher than EVD's. Each ``differs`` row puts the paper's reading (NDB
+    1 % lower, :data:`PAPER_ADVANTAGE`) through its test and plants that advantage in the measured curves."""
     results = _check_heldout(results)
     if not isinstance(claims, bool):
         raise TypeError(f"Invalid claims: {claims!r} (must be a bool)")
-    v = Verdicts("DASH: held-out loss per step, Newton–DB against coupled Newton and EVD", display=False,
-                 claims=PAPER_CLAIMS if claims else ())
-    n = len(results[COMPARISONS[0][0]])
-    thr = t_threshold(n, len(COMPARISONS))
-    basis = (f"model: Student t with {n - 1} degrees of freedom over {n} paired seeds (per-seed mean ratios are "
-             f"near-Gaussian); two-sided false alarm 1e-3 for the family of {len(COMPARISONS)} rows "
-             f"(Bonferroni): |t| ≥ {thr:.2f}")
+    v = Verdicts("DASH: held-out loss per step at ε = 1e-4, Newton–DB against coupled Newton and EVD",
+                 display=False, claims=PAPER_CLAIMS if claims else ())
+    a, b = COMPARISONS[0]
+    n = len(results[a])
     steps = HELDOUT["steps"]
-    for a, b in COMPARISONS:
-        st = heldout_stats(results, a, b)
-        worse = int(np.sum(st["r"] > 0))
-        shown = (f"t = {st['t']:.1f}: {a} held-out loss {st['mean']:+.2f} ± {st['se']:.2f} % vs {b}, higher on "
-                 f"{worse} of {n} seeds (per seed {', '.join(f'{x:+.1f}' for x in st['r'])} %)")
-        if b == "CN-fro" and a.startswith("NDB"):
-            v.greater(f"{a} vs CN-fro: held-out loss per step (mean over {steps} steps, {n} paired seeds), t",
-                      st["t"], thr, kind="differs", source="paper", tests="ndb_best", basis=basis,
-                      paper="NDB lowest validation perplexity per iteration (t < 0)",
-                      note=shown + ". What we measure instead: NDB is worse per step, on our instance (a "
-                                   f"64-wide MLP on digits, {steps} steps); whether this contradicts the LLM-scale "
-                                   "result we cannot say (its numbers could not be read)")
-        elif a.startswith("NDB"):
-            v.greater(f"{a} vs EVD: held-out loss per step (mean over {steps} steps, {n} paired seeds), t",
-                      st["t"], thr, kind="differs", source="paper", tests="ndb_best", basis=basis,
-                      paper="NDB better even than EVD (t < 0)",
-                      note=shown + ". NDB's 10-iteration root trains worse than the exact root here")
-        else:
-            v.greater(f"{a} vs CN-fro: the exact root also has a higher held-out loss than CN's 10 iterations, t",
-                      st["t"], thr, kind="consistency", source="derived", basis=basis,
-                      note=shown + ". So CN's edge is not the accuracy of its root: an exact root does worse")
+
+    def planted(x: str, y: str) -> float:
+        """The same statistic with x's curves replaced by y's lowered 1 % (the paper's effect, planted)."""
+        fake = [r._replace(heldout=[h * (1.0 + PAPER_ADVANTAGE / 100.0) for h in q.heldout])
+                for r, q in zip(results[x], results[y], strict=True)]
+        return heldout_stats({x: fake, y: results[y]}, x, y)["mean"]
+
+    def shown(st, x, y) -> str:
+        return (f"{x} vs {y}: {st['mean']:+.3f} ± {st['se']:.3f} % (per seed "
+                f"{', '.join(f'{q:+.2f}' for q in st['r'])} %)")
+
+    st = heldout_stats(results, a, b)
+    m0, se0 = PILOT_EPS["NDB-CN"]
+    v.greater(f"NDB vs CN at ε = 1e-4: held-out loss ratio − 1 (mean over {steps} steps and {n} paired seeds, %) "
+              "— NDB not lower by half a percent", st["mean"], -0.5, kind="differs", source="paper",
+              tests="ndb_best", paper=PAPER_ADVANTAGE, paper_shown="NDB lowest: −1 % (our reading of 'lowest')",
+              planted=Planted("NDB's curves replaced by CN's lowered 1 %", planted(a, b),
+                              effect="a 1 % lower held-out loss for NDB at every evaluation, on the same runs"),
+              basis=f"pilot: seeds 9001–9010 gave {m0:+.2f} ± {se0:.3f} %; −0.5 % is > 100 standard errors below "
+                    "it and half the planted effect",
+              note=shown(st, a, b) + ". At ε = 1e-4 both roots are accurate and the two solvers train alike; the "
+                   "difference of the ε = 0 runs (NDB worse by ≈ 6 %) is a property of the undamped roots (see the "
+                   "ε scan)")
+    a2, b2 = COMPARISONS[1]
+    st2 = heldout_stats(results, a2, b2)
+    m1, se1 = PILOT_EPS["NDB-EVD"]
+    v.greater("NDB vs EVD at ε = 1e-4: held-out loss ratio − 1 (%) — NDB higher by more than half a percent",
+              st2["mean"], 0.5, kind="differs", source="paper", tests="ndb_best", paper=PAPER_ADVANTAGE,
+              paper_shown="NDB better even than EVD: −1 % (our reading)",
+              planted=Planted("NDB's curves replaced by EVD's lowered 1 %", planted(a2, b2),
+                              effect="a 1 % lower held-out loss for NDB than EVD, on the same runs"),
+              basis=f"pilot: seeds 9001–9010 gave {m1:+.2f} ± {se1:.2f} %, direction pre-registered there; 0.5 % "
+                    "is > 30 standard errors below it",
+              note=shown(st2, a2, b2) + ". NDB's 10 iterations leave the damped small eigenvalues unconverged at "
+                   "ε = 1e-4; at ε = 1e-2 the pilot finds the paper's order (NDB below EVD)")
+    a3, b3 = COMPARISONS[2]
+    st3 = heldout_stats(results, a3, b3)
+    m2, se2 = PILOT_EPS["EVD-CN"]
+    v.less("EVD vs CN at ε = 1e-4: held-out loss ratio − 1 (%) — the exact root trains better than CN's",
+           st3["mean"], -0.5, kind="consistency", source="derived",
+           basis=f"pilot: seeds 9001–9010 gave {m2:+.2f} ± {se2:.2f} %; −0.5 % is > 30 standard errors above it",
+           note=shown(st3, a3, b3))
     return v
 
 
@@ -241,10 +270,20 @@ def _solver_rows(v: Verdicts, seed: int, device) -> None:
              "256); the bound is 10× above it")
     s40 = scale(A40, "fro")
     start = s40.rsqrt().sqrt() * torch.eye(64, dtype=A40.dtype, device=device)  # s: (N, 1, 1)
+    e_cheb57 = _err(A40, method="chebyshev", degree=57, eps=1e-3, scaling="pim")
     v.less("κ = 40, NDB-fro, the paper's 10 iterations: relative error of A^(−1/4)",
            _err(A40, method="ndb", iters=10), 1e-5, kind="reproduces", source="paper", tests="solvers",
-           basis=floor, control=Control("the iteration's start s^(−1/4)·I (no iteration)",
-                                        relative_error(start, reference_root(A40, 4))),
+           basis=floor,
+           control=[Control("Chebyshev, degree 57 (the same 56 matrix products), ε = 1e-3, pim scaling", e_cheb57,
+                            why="the paper's other new solver at NDB's cost in matrix products: a sceptic asks "
+                                "whether any polynomial in A with 56 products is as accurate, or the Newton "
+                                "structure is what buys the digits",
+                            tuned="degree matched to NDB's 2(1 + 3·9) = 56 products; ε = 1e-3, the damping at which "
+                                  "the chapter's Chebyshev rows work (the paper's 1e-10 fails outright, a row below)"),
+                    Control("the iteration's start s^(−1/4)·I (no iteration)",
+                            relative_error(start, reference_root(A40, 4)),
+                            why="the do-nothing method: the scaled identity NDB starts from",
+                            tuned="none needed: no parameter", weak="fails by construction (0 iterations)")],
            note="Newton–DB, run twice (A^(1/2), then its inverse square root), computes the inverse 4th root")
     v.less("κ = 40, CN-fro (Distributed Shampoo's solver), 10 iterations: relative error",
            _err(A40, method="cn", iters=10), 1e-5, kind="consistency", source="derived", basis=floor,
