@@ -48,6 +48,9 @@ ESC_STEPS = 600
 ESC_PATHS = 256
 ESC_RADIUS = 1.0
 _ESC_STREAM = 1_000_003  # the escape experiment's generator seed is seed + this (a separate stream)
+#: The planted instance of Theorem 2's printed drift λ(1+ρλ)²: gradient descent on the SAM objective, fewer paths.
+PLANTED_PATHS = 250
+_PLANTED_STREAM = 2_000_003
 
 
 class StochasticRun(NamedTuple):
@@ -57,7 +60,12 @@ class StochasticRun(NamedTuple):
     algorithm's drift λ(1+ρλ) and with the printed (1+ρλ)², and ``disc`` the exact discrete-time variance,
     each of ``mc.msd``'s shape (n, R, nB, d); ``esc``: escape steps (paths, γ, B) as float, censored at
     ``ESC_STEPS + 1`` for a path that never escapes (the median is unaffected while most paths escape);
-    ``esc_median`` and ``esc_pred``: measured median and the [derived] heavy-ball prediction, (γ, B).
+    ``esc_median`` and ``esc_pred``: measured median and the [derived] heavy-ball prediction, (γ, B);
+    ``esc_sgd``: the same escape experiment at ρ = 0 (SGD with momentum) on the same noise (common random
+    numbers), (paths, γ, B); ``planted``: :data:`PLANTED_PATHS` Monte-Carlo paths of gradient descent on the SAM
+    objective (drift λ(1+ρλ)², the paper's printed formula, present by construction), same ρ, B, steps;
+    ``planted_c``: ``MC_PATHS`` paths of the expanded drift λ(1+2ρλ) for ``COR1_K`` steps (Corollary 1's printed
+    constant 2, present by construction).
     """
 
     seed: int
@@ -68,6 +76,9 @@ class StochasticRun(NamedTuple):
     esc: torch.Tensor
     esc_median: torch.Tensor
     esc_pred: torch.Tensor
+    esc_sgd: torch.Tensor
+    planted: MSDResult
+    planted_c: MSDResult
 
 
 def _per_direction(fn, x, rho, batch, **kw) -> torch.Tensor:
@@ -75,7 +86,7 @@ def _per_direction(fn, x, rho, batch, **kw) -> torch.Tensor:
 
 
 def stochastic_run(seed: int, *, device: str | torch.device | None = None) -> StochasticRun:
-    """Run both experiments for ``seed`` (≈ 0.2 s of CPU time on one core)."""
+    """Run both experiments (and the planted instance) for ``seed`` (≈ 0.4 s of CPU time on one core)."""
     seed = validate.integer("seed", seed, 0, 2**62)
     dev = device_arg(device)
     f64 = dict(dtype=torch.float64, device=dev)
@@ -91,13 +102,20 @@ def stochastic_run(seed: int, *, device: str | torch.device | None = None) -> St
         gam = torch.tensor(ESC_GAMMA, **f64).reshape(-1, 1)
         b_esc = torch.tensor(ESC_BATCH, **f64)
         noise = torch.sqrt(torch.tensor([abs(v) for v in MC_LAM], **f64) / b_esc.reshape(-1, 1))  # (B, d)
-        w0 = torch.zeros(ESC_PATHS, 1, len(ESC_BATCH), 2, **f64)  # a B axis: independent noise per batch size
-        k = escape_steps(saddle_quadratic_grad(MC_LAM), w0, ESC_LR, ESC_RHO, ESC_STEPS, ESC_RADIUS, momentum=gam,
+        w0 = torch.zeros(ESC_PATHS, 1, 1, len(ESC_BATCH), 2, **f64)  # a B axis: independent noise per batch size
+        rho_esc = torch.tensor([0.0, ESC_RHO], **f64).reshape(-1, 1, 1)  # SGD and SAM on the same noise
+        k = escape_steps(saddle_quadratic_grad(MC_LAM), w0, ESC_LR, rho_esc, ESC_STEPS, ESC_RADIUS, momentum=gam,
                          noise=noise, seed=seed + _ESC_STREAM, device=dev)
-    esc = torch.where(k < 0, ESC_STEPS + 1, k).to(torch.float64)  # censored at steps + 1 (never escaped)
+        planted = monte_carlo_msd(MC_LAM, MC_RHO, MC_LR, MC_BATCH, MC_STEPS, PLANTED_PATHS,
+                                  seed=seed + _PLANTED_STREAM, every=MC_EVERY, drift="full", device=dev)
+        planted_c = monte_carlo_msd(MC_LAM, MC_RHO, MC_LR, MC_BATCH, COR1_K, MC_PATHS, seed=seed + _PLANTED_STREAM + 1,
+                                    every=MC_EVERY, drift="expanded", device=dev)
+    k_all = torch.where(k < 0, ESC_STEPS + 1, k).to(torch.float64)  # censored at steps + 1 (never escaped)
+    esc, esc_sgd = k_all[:, 1], k_all[:, 0]
     pred_esc = escape_step_prediction(-1.0, ESC_RHO, ESC_LR, b_esc, gam, ESC_RADIUS, ESC_STEPS).to(dev)
     pred_esc = torch.where(pred_esc < 0, ESC_STEPS + 1, pred_esc)
-    return StochasticRun(seed, mc, pred, pred_full, disc, esc, esc.median(0).values, pred_esc)
+    return StochasticRun(seed, mc, pred, pred_full, disc, esc, esc.median(0).values, pred_esc, esc_sgd, planted,
+                         planted_c)
 
 
 # ------------------------------------------------------------------------------------ deterministic (Beale)

@@ -18,8 +18,19 @@ from typing import Any
 import torch
 
 from .. import validate
-from ..check import Control, PaperClaim, Verdicts, z_threshold
-from .experiments import COR1_K, ESC_PATHS, MC_BATCH, MC_EVERY, MC_LAM, MC_LR, MC_PATHS, MC_RHO, StochasticRun
+from ..check import Control, PaperClaim, Planted, Verdicts, z_threshold
+from .experiments import (
+    COR1_K,
+    ESC_PATHS,
+    MC_BATCH,
+    MC_EVERY,
+    MC_LAM,
+    MC_LR,
+    MC_PATHS,
+    MC_RHO,
+    PLANTED_PATHS,
+    StochasticRun,
+)
 from .experiments import stochastic_run as _stochastic_run
 from .theory import corollary1_gap, sam_variance
 
@@ -43,7 +54,8 @@ PAPER_CLAIMS: tuple[PaperClaim, ...] = (
                source="secondary"),
     PaperClaim("cifar", "On CIFAR-10/100 (ResNet-18) SAM at large B and γ = 0 fails to train; momentum fixes it "
                "(Table 1: 95.08 % at ρ = 0.1, γ = 0.95)", where="Table 1", source="secondary", quoted_only=True,
-               why="CIFAR training is out of scope on a CPU and its settings were not recovered"),
+               why="CIFAR training is out of scope on a CPU and its settings were not recovered",
+               reason_class="paper-scale GPU"),
 )
 
 #: What :func:`headline` reads from the chapter's results.
@@ -113,17 +125,27 @@ def seeded_verdicts(seed: int, *, run: StochasticRun | None = None) -> Verdicts:
     v.less("Theorem 2's form with the algorithm's drift λ(1+ρλ): max over t, ρ, B, j of "
            "(|MC − σ²(t)| − SDE bias)/s.e.", theorem2_excess(run, run.pred), z_var, kind="consistency",
            source="derived",
-           control=[Control("printed drift λ(1+ρλ)²", theorem2_excess(run, run.pred_full)),
-                    Control("SGD's drift λ (ρ ignored)", theorem2_excess(run, sgd)),
-                    Control("no drift (pure diffusion η|λ|t/B)", theorem2_excess(run, none))],
+           control=[Control("printed drift λ(1+ρλ)²", theorem2_excess(run, run.pred_full),
+                            why="the paper's own formula", tuned="none needed: the same Monte-Carlo moments"),
+                    Control("SGD's drift λ (ρ ignored)", theorem2_excess(run, sgd),
+                            why="the null that SAM's ascent does not change the diffusion",
+                            tuned="none needed: the same Monte-Carlo moments"),
+                    Control("no drift (pure diffusion η|λ|t/B)", theorem2_excess(run, none),
+                            why="the short-time limit of every drift", tuned="none needed: the same moments")],
            basis=f"model: {MC_PATHS} paths per (ρ, B), s.e. of the mean of w²; Bonferroni over m = {m_var} z-scores "
                  "at false-alarm 1e-3; the allowance is the algorithm's-drift SDE's O(η) bias vs the exact discrete "
                  "variance, the same for every prediction",
            note="the drift is derived from the SAM algorithm, not the paper's printed one; the row can fail: each "
                 "control is the same statistic for another drift")
     z_full = ((msd - run.pred_full[1:]) / se).abs().max()
+    pl = run.planted
+    z_planted = float(((pl.msd[1:] - run.pred_full[1:]) / pl.se[1:]).abs().max())
     v.greater("Theorem 2 as printed, drift λ(1+ρλ)²: max |MC − σ²(t)|/s.e.", float(z_full), 2 * z_var,
-              kind="differs", source="secondary", paper="σ²(t) with a = λ(1+ρλ)²", tests="thm2",
+              kind="differs", source="secondary", paper=z_var, tests="thm2",
+              paper_shown=f"≤ {z_var:.2f} (σ²(t) with a = λ(1+ρλ)² fits the Monte Carlo: Bonferroni max of "
+                          f"{m_var} z-scores)",
+              planted=Planted(f"gradient descent on the SAM objective ({PLANTED_PATHS} paths): same statistic",
+                              z_planted, effect="paths whose drift is the printed λ(1+ρλ)², by construction"),
               basis=f"model: twice the Bonferroni threshold {z_var:.2f} of the row above",
               note="contradicts the printed formula: at ρ = 2 > ρ* it predicts escape, the measured variance "
                    "saturates (the algorithm's drift λ(1+ρλ) changes sign at ρ*)")
@@ -147,7 +169,8 @@ def seeded_verdicts(seed: int, *, run: StochasticRun | None = None) -> Verdicts:
     v.greater("Corollary 1: SGD's escape variance exceeds SAM's at t = 3 (min over ρ > 0, B of gap/s.e.)",
               float(z_pos.min()), bound, kind="reproduces", source="secondary", tests="cor1",
               control=Control("SGD vs SGD (independent halves of the paths): min over B of gap/s.e.",
-                              float(z_null.min())),
+                              float(z_null.min()), why="the null of no gap: the same test between two methods "
+                              "that are the same", tuned="none needed: the same SGD paths, split in halves"),
               basis="model: one-sided z-test of gap > 0 at false-alarm 1e-3, Bonferroni over the (ρ, B) cells",
               note="paired differences; the control's gap has mean 0")
 
@@ -161,25 +184,44 @@ def seeded_verdicts(seed: int, *, run: StochasticRun | None = None) -> Verdicts:
     w2k = mc.w[k_idx, ..., 1].square()  # (paths, R, nB)
     c_path = ((w2k[:, :1] - w2k[:, 1:]) / (lead * kappa)).mean((1, 2))
     c_hat, c_se = float(c_path.mean()), float(c_path.std()) / math.sqrt(MC_PATHS)
+    w2p = run.planted_c.w[k_idx, ..., 1].square()
+    c_planted = float(((w2p[:, :1] - w2p[:, 1:]) / (lead * kappa)).mean((1, 2)).mean())
     z1 = z_threshold(1e-3, 1)
     v.between(f"Corollary 1's constant c at t = {t_s:g} (pooled over ρ ∈ {{0.5, 2}}, B ∈ {{1, 8}})", c_hat,
               1 - z1 * c_se, 1 + z1 * c_se, kind="differs", source="secondary", paper=2, tests="cor1",
+              planted=Planted(f"paths with the drift λ(1+2ρλ) ({MC_PATHS} paths): same ĉ", c_planted,
+                              effect="the printed gap 2ηt²|λ|³ρ/B at every ρ, by construction (the first-order "
+                              "expansion of the printed squared drift)"),
               basis=f"model: CLT band 1 ± {z1:.2f} s.e. (path-level s.e. {c_se:.3f}), false-alarm 1e-3",
               note=f"contradicts the printed constant 2: the algorithm's drift gives c = 1 (the 2 needs the squared "
                    f"drift); the discretisation factor κ ∈ [{float(kappa.min()):.3f}, {float(kappa.max()):.3f}] is "
                    "divided out")
 
-    # Theorem 3's direction; each ordering's control is the same strict-ordering test along the other axis
-    med = run.esc_median
-    v.true("Escape step falls with momentum γ (every B; medians of 256 paths)", _strictly(med, 0, True),
-           kind="reproduces", source="secondary", tests="thm3",
-           measured=f"γ=0: {med[0].tolist()}, γ=0.9: {med[-1].tolist()}",
-           control=Control("the same 'falls' test along B (which the paper says raises it)", _strictly(med, 1, True)),
-           note="the [derived] prediction puts neighbouring γ ≥ 50 % apart; a 256-path median is good to a few %")
-    v.true("Escape step rises with batch size B (every γ)", _strictly(med, 1, False), kind="reproduces",
-           source="secondary", tests="thm3", measured=f"B=1: {med[:, 0].tolist()}, B=256: {med[:, -1].tolist()}",
-           control=Control("the same 'rises' test along γ (which the paper says lowers it)", _strictly(med, 0, False)),
-           note="the [derived] prediction puts neighbouring B ≥ 39 % apart")
+    # Theorem 3's direction: shared with SGD with momentum (ρ = 0), so it is no SAM-specific evidence
+    med, med_sgd = run.esc_median, run.esc_sgd.median(0).values
+    v.true("Escape step falls with momentum γ and rises with batch size B (every cell; medians of 256 paths) — "
+           "SGD with momentum (ρ = 0) shows the same orderings", _strictly(med, 0, True) and _strictly(med, 1, False),
+           kind="consistency", source="secondary",
+           measured=f"γ=0: {med[0].tolist()}, γ=0.9: {med[-1].tolist()}; SGD γ=0: {med_sgd[0].tolist()}",
+           note="the [derived] prediction puts neighbouring γ ≥ 50 % and B ≥ 39 % apart; not a reproduction: "
+                "plain SGD with momentum passes the same test (the SAM-specific row follows)")
+    # Theorem 3, SAM-specific: momentum shrinks SAM's escape-time excess over SGD (paired, same noise)
+    excess = med / med_sgd  # (γ, B)
+    s_sam = float(torch.log(excess[0] / excess[-1]).mean())
+    h = run.esc_sgd.shape[0] // 2
+    ex_null = run.esc_sgd[:h].median(0).values / run.esc_sgd[h:2 * h].median(0).values
+    s_null = float(torch.log(ex_null[0] / ex_null[-1]).mean())
+    v.greater("Theorem 3, SAM-specific: momentum shrinks SAM's escape-time excess over SGD — mean over B of "
+              "ln[(SAM/SGD median escape step at γ = 0) / (same at γ = 0.9)]", s_sam, 0.15, kind="reproduces",
+              source="secondary", tests="thm3",
+              control=Control("SGD with momentum in SAM's place (two independent halves of the SGD paths): same "
+                              "statistic", s_null, why="plain SGD with momentum passes the direction rows; here it "
+                              "must show no excess to shrink", tuned="none needed: the same γ, B, η, steps and "
+                              "noise as the SAM run (half the paths each)"),
+              basis="pilot: over pilot seeds 9001–9030 the statistic was 0.292 ± 0.016 (s.d.) and the control's "
+                    "−0.007 ± 0.031; 0.15 lies 8.9 s.d. below the first and 4.9 above the second",
+              note=f"SAM/SGD median ratio at γ = 0: {[round(x, 2) for x in excess[0].tolist()]}, at γ = 0.9: "
+                   f"{[round(x, 2) for x in excess[-1].tolist()]} (per B)")
     m_esc = med.numel()
     zr = _median_rank_z(run.esc, run.esc_pred, 1.0)
     v.less("Median escape step vs [derived] heavy-ball covariance prediction: max rank-z over (γ, B)",
@@ -204,23 +246,35 @@ def headline(r: Mapping[str, Any], *, seed: int, run: StochasticRun | None = Non
     # ---- reproduces: the paper's claims against simulations, each with a control
     v.close("Beale: measured capture threshold of unnormalised SAM vs Theorem 1's −1/λ₁ = 4/111", scan.measured,
             4 / 111, atol=scan.spacing, kind="reproduces", source="secondary", tests="thm1",
-            control=Control("the same scan on 2·Beale (λ₁ = −55.5): measured threshold", ctrl.measured),
+            control=Control("the same scan on 2·Beale (λ₁ = −55.5): measured threshold", ctrl.measured,
+                            why="a function with another λ₁: a scan that found 4/111 there too would not measure "
+                                "Theorem 1's dependence on the curvature", tuned="none needed: the same 25-point "
+                                "grid scaled by 1/2 (Theorem 1's predicted shift), same steps and start"),
             basis="model: a 25-point ρ grid locates the switch to within one grid step",
             note="Beale's full polynomial, not its Hessian: an independent check of the linearisation")
     d_demo_sam, d_demo_gd = float(r["demo_sam"]), float(r["demo_gd"])
     v.less("Normalised demo (official code, x² − y²): SAM final ‖w − d‖", d_demo_sam, 1e-2, kind="reproduces",
-           source="paper", tests="attractor", control=Control("GD, same start and steps: final ‖w − d‖", d_demo_gd),
+           source="paper", tests="attractor",
+           control=Control("GD, same start and steps: final ‖w − d‖", d_demo_gd,
+                           why="the method that escapes saddles: what SAM is claimed to differ from",
+                           tuned="none needed: the official code's step and start, ρ = 0"),
            basis="model: inside the ρ-ball both directions contract by ≥ 2η(ρ/‖w‖ − 1) per step for 500 − t_in steps",
            note="stuck at the saddle; GD escapes along y")
     ds, ff = r["d_saddle"], r["f_final"]
     v.less("Beale ρ ∈ {0.5, 1}: ‖w_T − (0,1)‖ after 10⁵ steps", max(ds[2:]), 1e-3, kind="reproduces",
            source="paper", tests="attractor",
-           control=[Control("GD (ρ = 0): same distance", ds[0]), Control("ρ = 0.1: same distance", ds[1])],
+           control=[Control("GD (ρ = 0): same distance", ds[0], why="the method that escapes",
+                            tuned="none needed: the official code's step, start and 10⁵ steps"),
+                    Control("ρ = 0.1: same distance", ds[1], why="SAM below the capture threshold: the claim is "
+                            "about large ρ, not SAM as such", tuned="none needed: the official settings")],
            basis="model: a trapped iterate moves ≤ η‖∇ℓ(w^p)‖ ≈ η·27.75ρ ≤ 3.5e-4 per step",
            note="the official settings")
     v.close("Beale ρ ∈ {0.5, 1}: f(w_T) (the saddle's 909/64)", max(ff[2:]), 909 / 64, rtol=1e-6,
             kind="reproduces", source="paper", tests="attractor",
-            control=[Control("GD (ρ = 0): f(w_T)", ff[0]), Control("ρ = 0.1: f(w_T)", ff[1])],
+            control=[Control("GD (ρ = 0): f(w_T)", ff[0], why="the method that escapes",
+                             tuned="none needed: the official code's step, start and 10⁵ steps"),
+                     Control("ρ = 0.1: f(w_T)", ff[1], why="SAM below the capture threshold",
+                             tuned="none needed: the official settings")],
             basis="model: f − f(d) ≈ ½ wᵀHw ≤ 27.75·(1e-3)²/2", note="the loss stays at the saddle's value")
     cmin, cmax, flips = r["cos_min"], r["cos_max"], r["flips"]
 
@@ -230,31 +284,28 @@ def headline(r: Mapping[str, Any], *, seed: int, run: StochasticRun | None = Non
     v.true("Beale stuck (each ρ ≥ 0.5): cos(∇ℓ(w), ∇ℓ(w^p)) swings below −0.9 and above 0.9 (2nd half)",
            osc(2) and osc(3), kind="reproduces", source="secondary", tests="caseIII",
            measured=f"[{min(cmin[2:]):+.3f}, {max(cmax[2:]):+.3f}]",
-           control=[Control("ρ = 0.1 (escaping)", osc(1), f"[{cmin[1]:+.3f}, {cmax[1]:+.3f}]"),
-                    Control("GD", osc(0), f"[{cmin[0]:+.3f}, {cmax[0]:+.3f}]")],
+           control=[Control("ρ = 0.1 (escaping)", osc(1), f"[{cmin[1]:+.3f}, {cmax[1]:+.3f}]",
+                            why="SAM away from the saddle (Cases I/II: SAM ≈ GD)",
+                            tuned="none needed: the official settings"),
+                    Control("GD", osc(0), f"[{cmin[0]:+.3f}, {cmax[0]:+.3f}]", why="no ascent step at all",
+                            tuned="none needed: the official settings",
+                            weak="ρ = 0: the ascent point is w itself, so the cosine is 1 by construction")],
            note="Case III: the cosine reaches −1 and +1")
     v.greater("Beale stuck (each ρ ≥ 0.5): share of steps the ascent flips side", min(flips[2:]), 0.5,
               kind="reproduces", source="secondary", tests="caseIII",
-              control=Control("ρ = 0.1 (escaping): same share", flips[1]),
+              control=Control("ρ = 0.1 (escaping): same share", flips[1],
+                              why="SAM away from the saddle (Cases I/II: SAM ≈ GD, the ascent turns slowly)",
+                              tuned="none needed: the official settings"),
               basis="model: chaotic (0.89–0.94 under 1e-15 changes of the start); ½ separates it from escaping "
                     "runs (0)", note="the perturbed point crosses into the other basin")
-    v.less("Beale ρ = 0.1 (escaping): share of steps the ascent flips side", flips[1], 0.01, kind="reproduces",
-           source="secondary", tests="caseIII",
-           control=[Control(f"stuck ρ = {rr}: same share", flips[i]) for i, rr in ((2, 0.5), (3, 1.0))],
-           basis="model: away from the saddle the ascent direction turns slowly (≲ one flip per 100 steps)",
-           note="Case I/II: SAM ≈ GD")
-    v.greater("Beale ρ = 0.1 (escaping): min cos over the 2nd half", cmin[1], 0.9, kind="reproduces",
-              source="secondary", tests="caseIII",
-              control=[Control(f"stuck ρ = {rr}: same min cos", cmin[i]) for i, rr in ((2, 0.5), (3, 1.0))],
-              basis="model: the ascent step ρ moves ∇ℓ by ≤ ρ‖H‖ ≈ 0.1·49 ≪ ‖∇ℓ‖ on the way to the minimum",
-              note="ascent and descent gradients stay aligned")
     arr = list(r["arrival"])
     stuck_in = bool(min(r["d_min_final"][2:]) <= r["stop_radius"])
     v.true("Beale GD and ρ = 0.1 reach the code's stop radius 0.15 of (3, ½) within 5·10⁵ steps",
            all(a > 0 for a in arr), kind="reproduces", source="secondary", tests="attractor",
            measured=f"steps {arr}",
            control=Control("ρ ∈ {0.5, 1}: within 0.15 of (3, ½) at step 10⁵", stuck_in,
-                           f"distance {min(r['d_min_final'][2:]):.2f}"),
+                           f"distance {min(r['d_min_final'][2:]):.2f}", why="the captured runs the claim "
+                           "contrasts", tuned="none needed: the official settings"),
            note="GD converges to the minimum (the stuck runs sit at the saddle, 3 away)")
 
     # ---- consistency: our algebra and code
