@@ -192,3 +192,13 @@ def test_eta_scan_small():
     assert set(r) == {"grpo", "prompt_gdro", "rollout_gdro"}
     with pytest.raises(ValueError):
         eta_scan(1, (0.1, 1.0))
+
+
+def test_lr_star_is_the_committed_tuning_result():
+    from theorybook.gdro_grpo import LR_STAR
+    from theorybook.gdro_grpo.experiment import tuning_results
+
+    res = tuning_results()
+    assert res["lr_star"] == LR_STAR and res["pilot_seeds"] == [9001, 9002, 9003]
+    assert len(res["grpo_lr"]) == len(res["prompt_gdro_eta_q_at_lr_star"]) == 4  # equal tuning budgets
+    assert 0.0 <= res["tuned_gain_max"] < 0.05

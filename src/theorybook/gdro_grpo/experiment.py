@@ -51,7 +51,7 @@ from .theory import (
 
 __all__ = [
     "CHAPTER_SEEDS", "LR_STAR", "METHODS", "PILOT_SEEDS", "SimResult", "simulate", "run_methods", "minimax_toy",
-    "MinimaxToy", "ETA_SCAN", "eta_scan", "seeded_runs",
+    "MinimaxToy", "ETA_SCAN", "eta_scan", "seeded_runs", "tuning_results",
     "lemma_check", "sqrt_law_check", "staircase_check", "allocation_check",
 ]
 
@@ -297,6 +297,18 @@ def seeded_runs(seed: int, *, device: Any = None, **kw: Any) -> dict[str, SimRes
         return {"grpo": simulate("grpo", seed=s, lr=LR_STAR, curves=False, device=dev, **kw),
                 "prompt_gdro": simulate("prompt_gdro", seed=s, lr=LR_STAR, curves=False, device=dev, **kw),
                 "rollout_gdro": simulate("rollout_gdro", seed=s, curves=False, device=dev, **kw)}
+
+
+def tuning_results() -> dict:
+    """The committed step-size tuning, ``bench/results/gdro_grpo_tuning.json`` (``bench/gdro_grpo_tuning.py``), with
+    ``tuned_gain_max``: the largest Prompt-GDRO gain over tuned GRPO at ``lr_star`` over the η_q grid."""
+    import json
+    from pathlib import Path
+
+    res = json.loads((Path(__file__).parents[3] / "bench" / "results" / "gdro_grpo_tuning.json").read_text())
+    base = res["grpo_lr"][str(res["lr_star"])]
+    res["tuned_gain_max"] = max(res["prompt_gdro_eta_q_at_lr_star"].values()) - base
+    return res
 
 
 #: The η_q scan of the sensitivity row, registered before the results (lr 0.3, the chapter's default).

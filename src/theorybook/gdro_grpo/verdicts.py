@@ -26,6 +26,7 @@ from .experiment import (
     seeded_runs,
     sqrt_law_check,
     staircase_check,
+    tuning_results,
 )
 
 __all__ = ["PAPER_CLAIMS", "MATCHED_GAIN_BOUND", "SENSITIVE_RATIO", "deterministic_verdicts", "headline",
@@ -252,8 +253,8 @@ def sensitivity_verdicts(scan: dict) -> Verdicts:
            basis="model: a ratio below ½ means the gain changes by more than 2× across the scan; each gain is an "
                  "8-run mean with s.e. ≈ 0.01 (pilot), so a flat gain of ≥ 0.1 gives a ratio above 0.8",
            note=f"gains {', '.join(f'{x:.3f}' for x in gain)}: the effect needs η_q ≳ 1 at lr 0.3. At the tuned lr "
-                f"{LR_STAR:g} every η_q gives ≤ 0.011 (bench/results/gdro_grpo_tuning.json) — insensitive, because "
-                "tuned GRPO leaves little to gain")
+                f"{LR_STAR:g} every η_q gives ≤ {tuning_results()['tuned_gain_max']:.3f} on the pilots "
+                "(bench/results/gdro_grpo_tuning.json) — insensitive, because tuned GRPO leaves little to gain")
     return v
 
 
