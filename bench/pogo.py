@@ -1,30 +1,36 @@
-"""Benchmark: POGO vs QR, Cayley, Landing and geoopt's Riemannian Adam and SGD on batched orthogonal problems.
+"""Benchmark: POGO vs QR retraction, Cayley, Landing and geoopt's Riemannian SGD and Adam, across the regime.
 
-Two measurements, side by side, ratios taken within one run:
+The regime is the number of matrices: b ∈ {1, 64, 1024, 4096} stacked 64 × 32 column-orthonormal matrices (the
+Stiefel manifold St(64, 32)), each the batched PCA problem f(X) = −½ Σᵢ tr(XᵢᵀAᵢXᵢ) with Aᵢ = Qᵢ diag(λ) Qᵢᵀ (Haar
+Qᵢ; the top 32 eigenvalues spread over [1, 2], the other 32 over [0, ½]: an eigengap of ½, so every method converges
+in tens of steps), started at Haar-random Xᵢ. The gap is (F − F*)/|F*| with F* = −½ b Σ_{k ≤ 32} λ_k exact.
 
-1. **Optimiser-step time** (loss and gradient excluded): median of warm repeats of one step on a fixed gradient,
-   methods interleaved round-robin,
-   for b matrices of size p × p (Procrustes stacks, float32), b ∈ {100, 1000, 5000}, p ∈ {16, 32, 64}.
-2. **Time to gap ≤ 1e-3** (cumulative optimiser-step time, the loss/gradient excluded) on Procrustes stacks and on
-   PCA with condition number 1000 (n = 500, p = 300), with each method's peak and final ‖XXᵀ − I‖_F.
+Measured, per method and b: the optimiser-step time (loss and gradient excluded) until the gap first reaches
+``--target`` (default 1e-4), and the steps it took; one intra-op thread, timed by the calling thread's CPU clock
+(torch computes on that thread, so other processes on a shared machine do not inflate it; the wall clock is kept
+too). Methods are interleaved round-robin (one run of each per round), ``--repeats`` rounds for b ≤ 64 (default
+3) and one round for b ≥ 1024 (to keep the run to a few minutes of CPU on 2 shared cores), medians. Steps to target
+are deterministic; only the times vary between rounds. Each method's learning rate is the best of
+one grid {0.1, 0.3, 1, 3, 10} on a pilot (b = 64, seed 9001, at most 150 steps: fewest steps to the target, final
+‖XXᵀ − I‖_F ≤ 1e-3), the same grid, budget and pilot for every method; the chosen rates are recorded (POGO's
+feasibility warnings at the grid's large rates are silenced in the pilot).
 
-Run ``python bench/pogo.py`` (default, a few minutes on a 2-core CPU), ``--quick`` (seconds) or ``--full``;
-``--grid 100x16,1000x32`` times any cells, ``--skip-target`` leaves out part 2. Writes ``bench/results/pogo.json``
-with the machine (CPU model, cores, load average before and after). Step times are taken at torch's default
-thread count and at one thread (``--threads default,1``): on a shared CPU, OpenMP threads waiting for each other
-distort batched LAPACK calls far more than products, so both are reported; part 2 runs at the first count. At one
-thread the ratios use the calling thread's CPU time (robust to other processes); the wall clock is kept too.
+    python bench/pogo.py            # the regime: ≈ 7 min of CPU (37 min wall on 2 cores shared at load ≈ 10)
+    python bench/pogo.py --quick    # seconds: b ∈ {1, 64}, one round
+    python bench/pogo.py --device cuda
+
+Writes bench/results/pogo.json with the machine (CPU model, cores, load average before and after).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import statistics
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import torch
@@ -33,225 +39,112 @@ from _machine import machine_info  # bench/ is on sys.path when a bench script r
 from theorybook import pogo_orthogonal as po
 from theorybook.device import resolve_device
 
-STEP_METHODS = ("pogo", "landing", "qr", "cayley", "radam-geoopt", "rsgd-geoopt")
+#: The methods raced (run_method names).
+METHODS = ("pogo-sgd", "pogo-vadam", "qr", "cayley", "landing", "rsgd-geoopt", "radam-geoopt")
+LR_GRID = (0.1, 0.3, 1.0, 3.0, 10.0)
+PILOT_STEPS = 150
+N, P = 64, 32
+PILOT = (64, 9001)
 
 
-def _stepper(method: str, X: torch.Tensor, G: torch.Tensor, lr: float):
-    """A zero-argument callable doing one optimiser step from a fixed gradient (state kept between calls)."""
-    if method == "pogo":
-        param = torch.nn.Parameter(X.clone())
-        opt = po.POGO([param], lr)
-
-        def step():
-            param.grad = G
-            opt.step()
-        return step
-    if method in ("radam-geoopt", "rsgd-geoopt"):
-        import geoopt
-
-        param = geoopt.ManifoldParameter(X.mT.contiguous(), manifold=geoopt.EuclideanStiefel())
-        opt = (geoopt.optim.RiemannianAdam([param], lr=lr) if method == "radam-geoopt"
-               else geoopt.optim.RiemannianSGD([param], lr=lr))
-        Gc = G.mT.contiguous()
-
-        def step():
-            param.grad = Gc
-            opt.step()
-        return step
-    fn = {"landing": po.landing_step, "qr": po.qr_retraction, "cayley": po.cayley_step}[method]
-    state = {"X": X.clone()}
-
-    def step():
-        state["X"] = fn(state["X"], G, lr)
-    return step
+def stacked_pca(b: int, seed: int, device) -> po.PCA:
+    """b PCA problems on St(64, 32) with an eigengap of ½ (see the module docstring), float32."""
+    gen = torch.Generator().manual_seed(seed)
+    lam = torch.cat([torch.linspace(2.0, 1.0, P, dtype=torch.float64), torch.linspace(0.5, 0.0, N - P,
+                                                                                       dtype=torch.float64)])
+    Q = po.random_orthonormal(b, N, N, generator=gen, device="cpu", dtype=torch.float64)
+    A = (Q * lam) @ Q.mT
+    A = 0.5 * (A + A.mT)
+    X0 = po.random_orthonormal(b, P, N, generator=gen, device="cpu", dtype=torch.float64).mT.contiguous()
+    f_star = -0.5 * b * float(lam[:P].sum())
+    return po.PCA(A.to(device, torch.float32), X0.to(device, torch.float32), f_star, lipschitz=float(lam.max()))
 
 
-def step_times(b: int, p: int, *, device, warmup: int = 2, budget_s: float = 2.0, min_reps: int = 5,
-               max_reps: int = 25) -> tuple[dict[str, float], dict[str, float], str]:
-    """Median seconds of one warm optimiser step for every method. Methods are timed round-robin (one step
-    each per round) so that load from other processes on a shared machine hits all of them alike; rounds
-    continue until ``budget_s`` is spent, within the rep bounds."""
-    prob = po.procrustes_problem(b, p, 0, dtype=torch.float32, device=device)
-    G = prob.grad(prob.X0)
-    lr = 0.1 / prob.lipschitz
-    steps = {m: _stepper(m, prob.X0, G, lr) for m in STEP_METHODS}
-    sync = torch.cuda.synchronize if prob.X0.is_cuda else (lambda: None)
-    for step in steps.values():
-        for _ in range(warmup):
-            step()
-    sync()
-    times: dict[str, list[float]] = {m: [] for m in STEP_METHODS}
-    cpu: dict[str, list[float]] = {m: [] for m in STEP_METHODS}
-    start = time.perf_counter()
-    rounds = 0
-    while rounds < max_reps and (rounds < min_reps or time.perf_counter() - start < budget_s):
-        for m, step in steps.items():
-            t0, c0 = time.perf_counter(), time.thread_time()
-            step()
-            sync()
-            times[m].append(time.perf_counter() - t0)
-            cpu[m].append(time.thread_time() - c0)
-        rounds += 1
-    wall_med = {m: statistics.median(v) for m, v in times.items()}
-    cpu_med = {m: statistics.median(v) for m, v in cpu.items()}
-    # one intra-op thread on the CPU: torch computes on the calling thread, so its CPU time is the step's own cost
-    # and is not inflated by other processes on a shared machine; otherwise only the wall clock means anything
-    one = torch.get_num_threads() == 1 and not prob.X0.is_cuda
-    return (cpu_med if one else wall_med), wall_med, ("thread CPU time" if one else "wall")
+def race(problem: po.PCA, method: str, lr: float, steps: int, target: float, clock) -> dict:
+    """One run to the target (po.run_method: only the optimiser step is timed, by ``clock``)."""
+    tr = po.run_method(problem, method, lr, steps, target=target, clock=clock)
+    s, sec = po.time_to_target(tr, target)
+    return {"steps": s, "seconds": sec, "final_gap": tr.gap[-1], "final_infeas": tr.infeas[-1],
+            "peak_infeas": tr.max_infeas, "diverged": tr.diverged}
 
 
-def _rsgd_geoopt(problem, lr: float, steps: int, target: float, momentum: float = 0.0) -> dict:
-    """geoopt's RiemannianSGD (EuclideanStiefel, QR-free projection + retraction) timed like ``po.run_method``."""
-    import geoopt
-
-    X = problem.X0
-    flip = X.shape[-2] <= X.shape[-1]  # geoopt stores column-orthonormal matrices
-    P = geoopt.ManifoldParameter((X.mT if flip else X).contiguous(), manifold=geoopt.EuclideanStiefel())
-    opt = geoopt.optim.RiemannianSGD([P], lr=lr, momentum=momentum)
-    sync = torch.cuda.synchronize if X.is_cuda else (lambda: None)
-    elapsed, hit, gap = 0.0, None, problem.gap(X)
-    peak = final = float(po.infeasibility(X).max())
-    ran = 0
-    for t in range(1, steps + 1):
-        cur = P.detach().mT if flip else P.detach()
-        G = problem.grad(cur)
-        P.grad = (G.mT if flip else G).contiguous()
-        sync()
-        t0 = time.perf_counter()
-        opt.step()
-        sync()
-        elapsed += time.perf_counter() - t0
-        cur = P.detach().mT if flip else P.detach()
-        gap, final, ran = problem.gap(cur), float(po.infeasibility(cur).max()), t
-        peak = max(peak, final)
-        if gap <= target:
-            hit = (t, elapsed)
-            break
-    return {"steps": hit[0] if hit else None, "seconds": hit[1] if hit else None, "final_gap": gap,
-            "peak_infeas": peak, "final_infeas": final, "ran": ran, "diverged": not math.isfinite(gap)}
-
-
-def to_target(problem, method: str, lr: float, steps: int, target: float, **kw) -> dict:
-    if method == "rsgd-geoopt":
-        return _rsgd_geoopt(problem, lr, steps, target, **kw)
-    tr = po.run_method(problem, method, lr, steps, target=target, **kw)
-    s, t = po.time_to_target(tr, target)
-    return {"steps": s, "seconds": t, "final_gap": tr.gap[-1], "peak_infeas": tr.max_infeas,
-            "final_infeas": tr.infeas[-1], "ran": tr.step[-1], "diverged": tr.diverged}
-
-
-def fmt_s(x: float | None) -> str:
-    return "—" if x is None else (f"{x * 1e3:8.2f} ms" if x < 10 else f"{x:8.1f} s")
+def pilot_rates(target: float, device) -> dict[str, dict]:
+    """Each method's best rate of LR_GRID on the pilot problem (fewest steps to target, feasible at the end)."""
+    prob = stacked_pca(*PILOT, device)
+    out = {}
+    for m in METHODS:
+        tried = {}
+        for lr in LR_GRID:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)  # POGO's guard at the grid's large rates
+                tr = po.run_method(prob, m, lr, PILOT_STEPS, target=target)
+            s = po.time_to_target(tr, target)[0]
+            ok = s is not None and not tr.diverged and tr.infeas[-1] <= 1e-3
+            tried[lr] = s if ok else None
+        good = {lr: s for lr, s in tried.items() if s is not None}
+        best = min(good, key=lambda lr: (good[lr], lr)) if good else max(LR_GRID)
+        out[m] = {"lr": best, "pilot_steps": tried}
+    return out
 
 
 def main(argv: list[str] | None = None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true", help="a few-second smoke run")
-    ap.add_argument("--full", action="store_true", help="the whole grid, including b=5000, p=64 and more targets")
-    ap.add_argument("--threads", default="default,1",
-                    help="comma-separated torch intra-op thread counts; 'default' = torch's default")
-    ap.add_argument("--grid", default=None, help="step-time cells as BxP,BxP,… (overrides the mode's grid)")
-    ap.add_argument("--skip-target", action="store_true", help="time steps only (no time-to-target runs)")
+    ap.add_argument("--quick", action="store_true", help="b ∈ {1, 64}, one round")
+    ap.add_argument("--sizes", default=None, help="comma-separated b (default 1,64,1024,4096)")
+    ap.add_argument("--repeats", type=int, default=3, help="interleaved rounds for b ≤ 64 (b ≥ 1024: one)")
+    ap.add_argument("--target", type=float, default=1e-4)
+    ap.add_argument("--steps", type=int, default=400, help="step cap per run")
     ap.add_argument("--device", default=None, help="cpu or cuda (default: theorybook's default device)")
     ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "pogo.json"))
     args = ap.parse_args(argv)
-    default_threads = torch.get_num_threads()
-    thread_list = list(dict.fromkeys(default_threads if t.strip() == "default" else int(t)
-                                     for t in args.threads.split(",")))
     device = resolve_device(args.device)
+    default_threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    sizes = (1, 64) if args.quick else (1, 64, 1024, 4096)
+    if args.sizes:
+        sizes = tuple(int(x) for x in args.sizes.split(","))
     machine = machine_info()
-
-    if args.quick:
-        grid = [(100, 16)]
-        targets = [(100, 16)]  # in the step-time grid, so steps × median is available
-        pca_shape, pca_steps, max_steps = (100, 60), 150, 300
-    elif args.full:
-        grid = [(b, p) for b in (100, 1000, 5000) for p in (16, 32, 64)]
-        targets = [(b, p) for b in (100, 1000) for p in (16, 32, 64)]
-        pca_shape, pca_steps, max_steps = (500, 300), 300, 400
-    else:
-        grid = [(b, p) for b in (100, 1000) for p in (16, 32, 64)] + [(5000, 16), (5000, 32)]
-        targets = [(100, 32), (1000, 32)]
-        pca_shape, pca_steps, max_steps = (500, 300), 200, 300
-    if args.grid:
-        grid = [tuple(int(v) for v in cell.split("x")) for cell in args.grid.split(",")]
-
-    result: dict = {"machine": machine, "device": str(device), "threads": thread_list, "torch": torch.__version__,
-                    "mode": "quick" if args.quick else ("full" if args.full else "default"),
-                    "timing": "median of warm repeats, methods interleaved round-robin",
-                    "step_time": [], "to_target_procrustes": [], "to_target_pca": {}}
     t_start = time.perf_counter()
-
-    print(f"# POGO benchmark on {device} (threads {thread_list}), float32; medians of interleaved warm repeats")
-    print(f"# machine: {machine['cpu']}, {machine['cores']} cores, load average {machine['load_avg_1_5_15_start']}\n")
-    print("## Optimiser-step time (gradient fixed, loss/grad excluded); ratio = method ÷ POGO")
-    head = f"{'thr':>3} {'b':>5} {'p':>3} | " + " | ".join(f"{m:>21}" for m in STEP_METHODS)
-    print(head)
-    print("-" * len(head))
-    for threads in thread_list:
-        torch.set_num_threads(threads)
-        for b, p in grid:
-            row, row_wall, clock = step_times(b, p, device=device, budget_s=0.5 if args.quick else 2.0)
-            base = row["pogo"]
-            cells = [f"{fmt_s(row[m])} ({row[m] / base:5.2f}×)" for m in STEP_METHODS]
-            print(f"{threads:>3} {b:>5} {p:>3} | " + " | ".join(f"{c:>21}" for c in cells), flush=True)
-            result["step_time"].append({"threads": threads, "b": b, "p": p, "clock": clock, "seconds": row,
-                                        "seconds_wall": row_wall,
-                                        "ratio_to_pogo": {m: row[m] / base for m in STEP_METHODS}})
-    result["summary"] = {
-        f"threads={t}": {m: [min(r["ratio_to_pogo"][m] for r in result["step_time"] if r["threads"] == t),
-                             max(r["ratio_to_pogo"][m] for r in result["step_time"] if r["threads"] == t)]
-                         for m in STEP_METHODS}
-        for t in thread_list}
-    torch.set_num_threads(thread_list[0])
-    if args.skip_target:
-        targets, pca_shape = [], None
-
-    print("\n## Procrustes: optimiser time to gap ≤ 1e-3 (SGD-type η = 1/L; Adam-type η = 0.5 / 0.3)")
-    methods = {"pogo-sgd": None, "pogo-vadam": 0.5, "landing": None, "qr": None, "cayley": None,
-               "radam-geoopt": 0.3, "rsgd-geoopt": None}
-    print("(time = cumulative in-loop optimiser time of this one run; steps × median = steps × the warm-median step"
-          " time above)")
-    print(f"{'b':>5} {'p':>3} {'method':>13} | {'steps':>5} | {'time':>11} | {'÷ POGO':>7} | {'steps × median':>14} |"
-          f" {'÷ POGO':>7} | {'peak ‖XXᵀ−I‖':>12} | {'final':>8}")
-    medians = {(r["b"], r["p"]): r["seconds"] for r in result["step_time"] if r["threads"] == thread_list[0]}
-    key = {"pogo-sgd": "pogo", "landing": "landing", "qr": "qr", "cayley": "cayley", "radam-geoopt": "radam-geoopt",
-           "rsgd-geoopt": "rsgd-geoopt"}
-    for b, p in targets:
-        prob = po.procrustes_problem(b, p, 0, dtype=torch.float32, device=device)
-        rows = {m: to_target(prob, m, lr if lr else 1.0 / prob.lipschitz, max_steps, 1e-3)
-                for m, lr in methods.items()}
-        base = rows["pogo-sgd"]["seconds"]
-        med = medians.get((b, p), {})
-        for m, r in rows.items():
-            if r["steps"] is not None and key.get(m) in med:
-                r["steps_x_median"] = r["steps"] * med[key[m]]
-            ratio = f"{r['seconds'] / base:7.2f}" if r["seconds"] is not None and base else "      —"
-            est = r.get("steps_x_median")
-            base_est = rows["pogo-sgd"].get("steps_x_median")
-            ratio2 = f"{est / base_est:7.2f}" if est and base_est else "      —"
-            print(f"{b:>5} {p:>3} {m:>13} | {str(r['steps']):>5} | {fmt_s(r['seconds']):>11} | {ratio} |"
-                  f" {fmt_s(est):>14} | {ratio2} | {r['peak_infeas']:12.1e} | {r['final_infeas']:8.1e}", flush=True)
-        result["to_target_procrustes"].append({"b": b, "p": p, "runs": rows})
-
-    if pca_shape is not None:
-        n, p = pca_shape
-        print(f"\n## PCA n={n}, p={p}, κ=1000: optimiser time to gap ≤ 1e-3 (η = 0.25; geoopt η = 0.1)")
-        pca = po.pca_problem(n, p, 1000.0, 0, dtype=torch.float32, device=device)
-        pca_runs = {"pogo-sgd μ=0.3": ("pogo-sgd", 0.25, {"momentum": 0.3}), "pogo-sgd": ("pogo-sgd", 0.25, {}),
-                    "landing": ("landing", 0.25, {}), "qr": ("qr", 0.25, {}), "cayley": ("cayley", 0.25, {}),
-                    "radam-geoopt": ("radam-geoopt", 0.1, {}), "rsgd-geoopt": ("rsgd-geoopt", 0.25, {})}
-        rows = {k: to_target(pca, m, lr, pca_steps, 1e-3, **kw) for k, (m, lr, kw) in pca_runs.items()}
-        base = rows["pogo-sgd μ=0.3"]["seconds"]
-        for k, r in rows.items():
-            ratio = f"{r['seconds'] / base:7.2f}" if r["seconds"] is not None and base else "      —"
-            print(f"{k:>15} | steps {str(r['steps']):>5} | {fmt_s(r['seconds']):>11} | ÷ POGO {ratio} | gap "
-                  f"{r['final_gap']:.1e} after {r['ran']} | peak {r['peak_infeas']:.1e} | "
-                  f"final {r['final_infeas']:.1e}", flush=True)
-        result["to_target_pca"] = {"n": n, "p": p, "runs": rows}
+    print(f"# POGO regime benchmark on {device}, 1 thread, float32, St({N}, {P}), target gap {args.target:g}")
+    print(f"# machine: {machine['cpu']}, {machine['cores']} cores (shared), load average "
+          f"{machine['load_avg_1_5_15_start']}")
+    rates = pilot_rates(args.target, device)
+    print("# pilot rates (b = 64, seed 9001): " + ", ".join(f"{m} {r['lr']:g}" for m, r in rates.items()))
+    cpu_clock = device.type == "cpu"
+    clock = time.thread_time if cpu_clock else time.perf_counter
+    rows = []
+    for b in sizes:
+        prob = stacked_pca(b, 0, device)
+        reps = 1 if (b >= 1024 or args.quick) else args.repeats
+        secs: dict[str, list[float]] = {m: [] for m in METHODS}
+        info: dict[str, dict] = {}
+        for _ in range(reps):
+            for m in METHODS:  # interleaved: one run of each per round
+                r = race(prob, m, rates[m]["lr"], args.steps, args.target, clock)
+                info[m] = r
+                if r["seconds"] is not None:
+                    secs[m].append(r["seconds"])
+        for m in METHODS:
+            info[m]["seconds"] = statistics.median(secs[m]) if secs[m] and info[m]["steps"] else None
+            info[m]["ms_per_step"] = (1e3 * info[m]["seconds"] / info[m]["steps"]) if info[m]["seconds"] else None
+        done = {m: r["seconds"] for m, r in info.items() if r["seconds"] is not None}
+        fastest = min(done, key=done.get) if done else None
+        rows.append({"b": b, "repeats": reps, "runs": info, "fastest": fastest,
+                     "pogo_over_qr": (info["pogo-sgd"]["seconds"] / info["qr"]["seconds"]
+                                      if info["pogo-sgd"]["seconds"] and info["qr"]["seconds"] else None)})
+        print(f"\nb = {b} ({reps} round{'s' if reps > 1 else ''}); fastest: {fastest}")
+        for m, r in info.items():
+            sec = "—" if r["seconds"] is None else f"{1e3 * r['seconds']:10.2f} ms"
+            print(f"  {m:>13} η={rates[m]['lr']:<5g} steps {str(r['steps']):>4}  {sec:>13}  final ‖XXᵀ−I‖ "
+                  f"{r['final_infeas']:.1e}  peak {r['peak_infeas']:.1e}", flush=True)
     torch.set_num_threads(default_threads)
     machine["load_avg_1_5_15_end"] = [round(x, 2) for x in os.getloadavg()] if hasattr(os, "getloadavg") else None
-    result["wall_seconds"] = time.perf_counter() - t_start
+    result = {"machine": machine, "device": str(device), "threads": 1, "shared_machine": True,
+              "clock": "calling thread's CPU time around each optimiser step" if cpu_clock else "wall",
+              "problem": f"batched PCA on St({N}, {P}), eigengap ½, float32", "target_gap": args.target,
+              "step_cap": args.steps, "lr_grid": list(LR_GRID), "pilot": {"b": PILOT[0], "seed": PILOT[1]},
+              "rates": rates, "regime": rows, "wall_seconds": time.perf_counter() - t_start,
+              "timing": "methods interleaved round-robin; median over rounds; loss and gradient excluded"}
     print(f"\nwall time {result['wall_seconds']:.1f} s")
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -1,7 +1,8 @@
 """The torch.optim contract, for every optimizer of ``theorybook.optim`` (in the spirit of PyTorch's OptimizerInfo
 tests, written for this package).
 
-Every optimizer in :data:`OPTIMIZERS` × {float32, float64, bfloat16} × {CPU, CUDA when present} is checked for:
+Every optimizer in :data:`OPTIMIZERS` × {float32, float64, bfloat16, float16} × {CPU, CUDA when present} is checked
+for:
 ``step(closure)`` returning the loss, ``zero_grad``, ``add_param_group``, ``state_dict`` → ``torch.save`` →
 ``torch.load`` (defaults, ``weights_only=True``) → a resume bit-identical to the uninterrupted run, building the
 optimizer on drifted parameters and then loading its state, parameters without gradients skipped, 0-d…4-d and
@@ -28,7 +29,8 @@ import torch
 from theorybook.optim import DASH, POGO
 
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
-DTYPES = [torch.float32, torch.float64, torch.bfloat16]
+DTYPES = [torch.float32, torch.float64, torch.bfloat16, torch.float16]
+LOW = (torch.bfloat16, torch.float16)
 CONVERGE_STEPS = 150
 
 
@@ -236,11 +238,10 @@ def test_converges_on_a_small_problem(spec, dtype):
     assert losses[-1] < spec.converges_below < losses[0], f"{spec.name}: {losses[0]:.3f} → {losses[-1]:.3f}"
     if isinstance(spec.make(model), POGO):
         W = model.W.detach().double()
-        assert float((W @ W.T - torch.eye(4, dtype=torch.float64)).norm()) < (0.1 if dtype == torch.bfloat16
-                                                                               else 1e-2)
+        assert float((W @ W.T - torch.eye(4, dtype=torch.float64)).norm()) < (0.1 if dtype in LOW else 1e-2)
 
 
-COMPILE_TOL = {torch.float64: 1e-10, torch.float32: 1e-5, torch.bfloat16: 3e-2}
+COMPILE_TOL = {torch.float64: 1e-10, torch.float32: 1e-5, torch.bfloat16: 3e-2, torch.float16: 3e-3}
 
 
 @pytest.mark.slow
@@ -345,3 +346,33 @@ def test_pogo_decoupled_weight_decay_on_euclidean_groups():
     X = torch.nn.Parameter(_orthonormal_rows(2, 4, gen).float())
     with pytest.raises(ValueError, match="weight_decay"):
         POGO([X], lr=0.1, weight_decay=0.1)
+
+
+@pytest.mark.parametrize("spec", OPTIMIZERS, ids=IDS)
+def test_16_bit_models_keep_float32_statistics(spec):
+    """Every optimizer: float16 and bfloat16 parameters get float32 state tensors, kept so by a state-dict round
+    trip (torch.optim would cast them to the parameter's dtype)."""
+    for dtype in LOW:
+        model = Toy(dtype, "cpu")
+        opt = spec.make(model)
+        _train(model, opt, 2)
+        again = spec.make(model)
+        again.load_state_dict(opt.state_dict())
+        for o in (opt, again):
+            floats = [v for st in o.state.values() for v in st.values()
+                      if isinstance(v, torch.Tensor) and v.is_floating_point()]
+            assert floats and all(v.dtype == torch.float32 for v in floats), spec.name
+
+
+def test_optim_exports_defaults_and_paper_settings():
+    import inspect
+
+    from theorybook.optim import DASH_DEFAULTS, DASH_PAPER_SETTINGS, POGO_DEFAULTS
+
+    sig = inspect.signature(DASH.__init__).parameters
+    assert all(sig[k].default == v for k, v in DASH_DEFAULTS.items())
+    assert DASH_PAPER_SETTINGS["ndb"]["inv_root_freq"] == 1 and DASH_PAPER_SETTINGS["ndb"]["method"] == "ndb"
+    assert POGO_DEFAULTS["base"] in ("sgd", "vadam")
+    model = Toy(torch.float32, "cpu")
+    opt = DASH(model.parameters(), **DASH_PAPER_SETTINGS["ndb"])
+    _train(model, opt, 2)

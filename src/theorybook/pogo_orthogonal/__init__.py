@@ -6,7 +6,8 @@ valid range):
 ``POGO(params, lr, *, base="sgd"|"vadam", momentum=0.0, betas=(0.9, 0.999), lam=0.5, lambda_every=0,
 orthogonal=True, feasibility_tol=None, distributed=False)``
     a ``torch.optim.Optimizer`` over stacks of row- (p ≤ n) or column- (p > n) orthonormal matrices; param groups
-    with ``orthogonal=False`` take a plain SGD/Adam step; checkpoints load with ``weights_only=True``.
+    with ``orthogonal=False`` take a plain SGD/Adam step; checkpoints load with ``weights_only=True``; the class lives
+    in :mod:`.optimizer` (the Stiefel geometry in :mod:`.geometry`, baselines and runs in :mod:`.dynamics`).
 ``landing_step(X, G, lr, *, lam=1.0, eps=0.5)`` — Landing (Ablin et al.) with its safe step.
 ``qr_retraction(X, G, lr)`` / ``cayley_step(X, G, lr)`` — Riemannian GD with the QR / Cayley retraction.
 ``procrustes_problem(b, p, seed)`` / ``pca_problem(n, p, cond, seed)`` — test problems with exact optima.

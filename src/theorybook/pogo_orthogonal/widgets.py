@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import torch
 
@@ -35,7 +36,10 @@ def explore(method: str = "pogo-sgd", lr: float = 0.3, b: int = 16, p: int = 16,
     seed = validate.integer("seed", seed, 0, 2**63 - 1)
     problem = procrustes_problem(b, p, seed, dtype=torch.float32, device="cpu")
     try:
-        with one_thread():  # tiny batched problems: extra threads only add sync cost (batched LU suffers most)
+        # tiny batched problems: extra threads only add sync cost (batched LU suffers most); POGO's feasibility
+        # guard is silenced, since the widget draws ‖XXᵀ − I‖ itself
+        with one_thread(), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
             return run_method(problem, method, lr, steps, record_every=1)
     except (RuntimeError, ValueError, ArithmeticError):  # e.g. a retraction failing on NaN input
         return Trace(method, [0], [0.0], [1.0], [0.0], diverged=True)
