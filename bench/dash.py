@@ -62,6 +62,9 @@ def parse(argv=None):
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--peer-only", action="store_true", help="only the optimizer-step comparison with the PyPI peer")
     ap.add_argument("--peer-steps", type=int, default=None, help="timed steps per optimizer and thread count")
+    ap.add_argument("--defaults-only", action="store_true",
+                    help="only the defaults-vs-defaults race to a target loss (and the grid that picks our defaults)")
+    ap.add_argument("--race-repeats", type=int, default=3, help="interleaved repeats of each run of the race")
     ap.add_argument("--out", default=str(pathlib.Path(__file__).parent / "results" / "dash.json"))
     return ap.parse_args(argv)
 
@@ -183,6 +186,101 @@ def peer_compare(thread_list: list[int], freqs=(1, 10), repeats: int = 5, steps:
     return out
 
 
+#: The race: training loss ≤ RACE_TARGET on the peer MLP, at most RACE_MAX_STEPS steps, one thread.
+RACE_TARGET, RACE_MAX_STEPS = 1e-2, 600
+#: The grid that chooses our defaults (root method × root frequency × block size); the chosen cell is the default.
+#: (A first pass over evd/ndb × {1, 5, 10, 20} × {64, 256}, one round, picked evd every 10 steps at B = 64; the
+#: committed run keeps the cells around it and the paper's ndb-every-step setting.)
+RACE_GRID = [("evd", 1, 64), ("evd", 5, 64), ("evd", 20, 64), ("evd", 10, 256), ("ndb", 1, 64), ("ndb", 10, 64)]
+
+
+def race_to_target(repeats: int = 3, target: float = RACE_TARGET, max_steps: int = RACE_MAX_STEPS,
+                   problems: tuple[str, ...] = ("mlp-random", "mlp-teacher")) -> dict:
+    """Time to a target training loss at *defaults*: our ``Shampoo()`` (whatever its defaults are now), the grid
+    :data:`RACE_GRID` of our root method, frequency and block size (lr and betas at their defaults), and the PyPI
+    peers at theirs (``pytorch_optimizer.DASH``, ``pytorch_optimizer.ScalableShampoo``, ``torch.optim.Adam``, each
+    with only ``params``). One thread; the calling thread's CPU time of the whole loop (forward, backward, step) until
+    the step whose loss is ≤ ``target``; runs interleaved round-robin, ``repeats`` times, medians. Steps to target
+    are deterministic (same data, same initialisation). Two problems: the peer MLP on random targets
+    (``mlp-random``, the per-step comparison's problem) and the same MLP fitting a random teacher MLP of the same
+    shape (``mlp-teacher``)."""
+    import statistics
+
+    from theorybook.dash_shampoo import Shampoo
+    from theorybook.dash_shampoo.optimizer import DEFAULTS, PAPER_SETTINGS
+
+    try:
+        import pytorch_optimizer
+    except ImportError:
+        print("pytorch-optimizer not installed (pip install -e '.[bench]'): the race is skipped")
+        return {"skipped": "pytorch-optimizer not installed"}
+    torch.set_num_threads(1)
+
+    def mlp(seed: int):
+        torch.manual_seed(seed)
+        return torch.nn.Sequential(torch.nn.Linear(256, 256), torch.nn.Tanh(), torch.nn.Linear(256, 256),
+                                   torch.nn.Tanh(), torch.nn.Linear(256, 256))
+
+    data = {}
+    gen = torch.Generator().manual_seed(0)
+    data["mlp-random"] = (torch.randn(128, 256, generator=gen), torch.randn(128, 256, generator=gen))
+    X = torch.randn(512, 256, generator=gen)
+    with torch.no_grad():
+        teacher = mlp(99)
+        Y = teacher(X)
+        Y = Y / Y.std()
+    data["mlp-teacher"] = (X, Y)
+
+    makers = {"ours at defaults": lambda p: Shampoo(p),
+              "ours at the paper's settings (ndb every step, B 1024)": lambda p: Shampoo(p, **PAPER_SETTINGS["ndb"]),
+              "pytorch_optimizer.DASH at defaults": lambda p: pytorch_optimizer.DASH(p),
+              "pytorch_optimizer.ScalableShampoo at defaults": lambda p: pytorch_optimizer.ScalableShampoo(p),
+              "torch.optim.Adam at defaults": lambda p: torch.optim.Adam(p)}
+    for m, f, b in RACE_GRID:
+        makers[f"ours {m} freq {f} B {b}"] = lambda p, m=m, f=f, b=b: Shampoo(p, method=m, inv_root_freq=f,
+                                                                               block_size=b)
+
+    def run(name: str, problem: str) -> tuple[int | None, float, float]:
+        Xd, Yd = data[problem]
+        net = mlp(0)
+        opt = makers[name](net.parameters())
+        c0 = time.thread_time()
+        loss = math.inf
+        for t in range(1, max_steps + 1):
+            opt.zero_grad(set_to_none=True)
+            loss_t = torch.nn.functional.mse_loss(net(Xd), Yd)
+            loss_t.backward()
+            loss = float(loss_t.detach())
+            if loss <= target:
+                return t, time.thread_time() - c0, loss
+            opt.step()
+        return None, time.thread_time() - c0, loss
+
+    out = {"target_loss": target, "max_steps": max_steps, "threads": 1, "repeats": repeats,
+           "clock": "calling thread's CPU time of the whole loop (forward, backward, step)",
+           "our_defaults": {k: (str(v) if isinstance(v, torch.dtype) else v) for k, v in DEFAULTS.items()},
+           "peer": f"pytorch_optimizer {importlib.metadata.version('pytorch-optimizer')}", "problems": {}}
+    for problem in problems:
+        times: dict[str, list[float]] = {k: [] for k in makers}
+        steps: dict[str, int | None] = {}
+        final: dict[str, float] = {}
+        for _ in range(repeats):
+            for name in makers:  # interleaved: one run of each per round
+                s, sec, loss = run(name, problem)
+                steps[name], final[name] = s, loss
+                times[name].append(sec)
+        rows = {k: {"steps": steps[k], "seconds": statistics.median(v) if steps[k] else None,
+                    "final_loss": final[k]} for k, v in times.items()}
+        out["problems"][problem] = rows
+        print(f"\n{problem}: time to training loss ≤ {target:g} (1 thread, median of {repeats} interleaved runs)")
+        for k, r in rows.items():
+            sec = (f"{r['seconds']:.3f} s" if r["seconds"]
+                   else f"not reached in {max_steps} (loss {r['final_loss']:.3g})")
+            print(f"  {k:<54} steps {str(r['steps']):>5}  {sec}")
+        sys.stdout.flush()
+    return out
+
+
 def main(argv=None) -> int:
     args = parse(argv)
     default_threads = torch.get_num_threads()
@@ -190,6 +288,16 @@ def main(argv=None) -> int:
     thread_list = list(dict.fromkeys(thread_list))
     device = torch.device(args.device)
     sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
+    if args.defaults_only:
+        out = pathlib.Path(args.out)
+        prev = json.loads(out.read_text()) if out.exists() else {}
+        machine = machine_info()
+        prev["race"] = race_to_target(repeats=args.race_repeats)
+        machine["load_avg_1_5_15_end"] = [round(x, 2) for x in os.getloadavg()] if hasattr(os, "getloadavg") else None
+        prev["race_machine"] = machine
+        out.write_text(json.dumps(prev, indent=1))
+        print(f"wrote {out} (race section)")
+        return 0
     if args.peer_only:
         out = pathlib.Path(args.out)
         prev = json.loads(out.read_text()) if out.exists() else {}

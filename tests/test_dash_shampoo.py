@@ -649,7 +649,7 @@ def test_nonfinite_or_failed_root_keeps_previous_and_is_counted(monkeypatch):
     import theorybook.dash_shampoo.optimizer as mod
 
     W = torch.randn(6, 5, dtype=F64, requires_grad=True)
-    opt = Shampoo([W], lr=0.01, block_size=4)
+    opt = Shampoo([W], lr=0.01, block_size=4, method="ndb", inv_root_freq=1)
     W.grad = torch.randn_like(W)
     opt.step()
     before = {k: v.clone() for k, v in opt.state[W].items() if k.startswith("inv_")}

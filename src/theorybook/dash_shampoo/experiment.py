@@ -227,7 +227,7 @@ def train_shampoo(method: str = "ndb", scaling: str = "fro", *, steps: int = 200
     else:
         eps = (1e-10 if method in ("evd", "chebyshev") else 0.0) if eps is None else eps
         opt = Shampoo(params, lr=lr, method=method, scaling=scaling, iters=iters, degree=degree, eps=eps,
-                      block_size=block_size)
+                      block_size=block_size, inv_root_freq=1)  # the paper's: a root every step
     with one_thread(device):  # a tiny network: a second intra-op thread only adds hand-off cost
         return _train_loop(params, opt, X, y, gen, steps, batch, device,
                            "Adam" if optimizer == "adam" else f"{method.upper()}-{scaling}"
