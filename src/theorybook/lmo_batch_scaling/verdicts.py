@@ -107,6 +107,8 @@ def _maps_ok(name: str, maps: object, keys: tuple[str, ...] = ("l2", "linf")) ->
 def law_prediction(r: HeatmapResult) -> dict[str, float]:
     """Our batch law at the chapter problem's measured constants (σ₁ at x*, the map's ε, ρ = 1): the critical batch
     τ_c, the integer optimum τ_opt and its depth N(1)/N(τ_opt) − 1."""
+    if not isinstance(r, HeatmapResult):
+        raise TypeError(f"Invalid r: {type(r).__name__} (must be a HeatmapResult, e.g. chapter_maps(seed)['l2'])")
     ls = chapter_problem("least_squares")
     sig = ls.sigma1("l2")
     tc = critical_batch(ls.n, r.eps, 1.0, sig)

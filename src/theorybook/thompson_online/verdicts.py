@@ -153,7 +153,12 @@ def competitor_regrets(horizon: int = 200, *, grid: int = 1601,
 def tuning_scan(path: str | Path | None = None) -> dict[str, Any]:
     """The committed horizon scan of ``bench/thompson_online_tuning.py`` (each policy's R_T at T ∈ {50, 200, 400},
     both tuning grids, the tuned values)."""
+    if path is not None and not isinstance(path, (str, Path)):
+        raise TypeError(f"Invalid path: {path!r} (must be a str or pathlib.Path to a JSON file, or None)")
     p = Path(TUNING_JSON if path is None else path)
+    if not p.is_file():
+        raise ValueError(f"Invalid path: {str(p)!r} (must be an existing JSON file; None reads the committed "
+                         f"{TUNING_JSON})")
     return json.loads(p.read_text())
 
 
