@@ -56,6 +56,7 @@ import torch
 import torch.distributed as dist
 
 from .. import validate
+from ..optim_state import KeepStateDtypes
 from .solvers import MAX_DEGREE, MAX_ITERS, METHODS, SCALINGS, solve_unchecked
 
 __all__ = ["DEFAULTS", "PAPER_SETTINGS", "Shampoo", "tile_slices"]
@@ -162,7 +163,7 @@ def _check_group(group: dict) -> None:
             raise TypeError(f"Invalid params[{i}]: dtype {p.dtype} (must be a floating-point tensor)")
 
 
-class Shampoo(torch.optim.Optimizer):
+class Shampoo(KeepStateDtypes, torch.optim.Optimizer):
     r"""Stacked-block Shampoo with per-tile Adam grafting (DASH, Modoranu et al. 2026; Shampoo, Gupta et al. 2018).
 
     Parameters
@@ -227,20 +228,6 @@ class Shampoo(torch.optim.Optimizer):
         """Factor roots rejected so far (non-finite, or the solver raised); each kept its previous root."""
         return sum(int(st.get("root_failures", 0)) for st in self.state.values())
 
-    def load_state_dict(self, state_dict: dict) -> None:
-        """torch.optim's ``load_state_dict``, keeping each statistic in the dtype it was saved in.
-
-        torch.optim casts every floating-point state tensor to its parameter's dtype; Shampoo's statistics live in
-        ``preconditioner_dtype`` (float32 for a bfloat16 model), so they are restored exactly as saved (moved to
-        the parameter's device), and a resumed run is bit-identical to an uninterrupted one."""
-        saved = state_dict.get("state", {})
-        ids = [pid for g in state_dict.get("param_groups", ()) for pid in g["params"]]
-        super().load_state_dict(state_dict)
-        params = [p for g in self.param_groups for p in g["params"]]
-        for pid, p in zip(ids, params, strict=False):
-            for k, v in saved.get(pid, {}).items():
-                if isinstance(v, torch.Tensor):
-                    self.state[p][k] = v.to(device=p.device, copy=True)
 
     def __setstate__(self, state: dict) -> None:
         super().__setstate__(state)

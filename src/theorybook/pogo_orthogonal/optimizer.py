@@ -31,6 +31,7 @@ import torch
 import torch.distributed as dist
 
 from .. import validate
+from ..optim_state import KeepStateDtypes
 from .geometry import ORTHO_TOL, _check_orthonormal, _lr, _quartic_lambda, _rows
 
 __all__ = ["DEFAULTS", "FEASIBILITY_BOUND", "POGO", "RESUME_TOL", "SAFE_ETA_PSI", "VADAM_EPS"]
@@ -107,7 +108,7 @@ def _tangent(R: torch.Tensor, D: torch.Tensor) -> torch.Tensor:
     return D - (0.5 * (S + S.mT)) @ R
 
 
-class POGO(torch.optim.Optimizer):
+class POGO(KeepStateDtypes, torch.optim.Optimizer):
     r"""POGO: base optimiser → relative gradient → tangent step → one-step normal correction.
 
     Parameters are stacks ``(..., p, n)`` (rows orthonormal if ``p ≤ n``, else columns). When a group is added
@@ -191,17 +192,6 @@ class POGO(torch.optim.Optimizer):
         for group in self.param_groups:
             group.setdefault("weight_decay", 0.0)
 
-    def load_state_dict(self, state_dict: dict) -> None:
-        """torch.optim's ``load_state_dict``, keeping each statistic in the dtype it was saved in (torch.optim
-        would cast float32 statistics of a 16-bit model to 16 bits), so a resumed run is bit-identical."""
-        saved = state_dict.get("state", {})
-        ids = [pid for g in state_dict.get("param_groups", ()) for pid in g["params"]]
-        super().load_state_dict(state_dict)
-        params = [p for g in self.param_groups for p in g["params"]]
-        for pid, p in zip(ids, params, strict=False):
-            for k, v in saved.get(pid, {}).items():
-                if isinstance(v, torch.Tensor):
-                    self.state[p][k] = v.to(device=p.device, copy=True)
 
     @property
     def infeasible_steps(self) -> int:
