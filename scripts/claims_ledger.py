@@ -262,7 +262,7 @@ def _render(app: Sphinx, fromdoc: str) -> str:
                          else "quoted only" if pc["id"] in ch["quoted"] else "not tested")
                 why = ""
                 if pc.get("quoted_only"):
-                    why = f" — {esc(pc.get('reason_class', ''))}: {esc(pc.get('why', ''))}"
+                    why = f" — {esc(pc.get('reason_class', ''))}: {math_html(pc.get('why', ''))}"
                 out.append(f"<li class='ledger-claim' data-state='{esc(state)}'><strong>{esc(pc['id'])}</strong> "
                            f"({esc(pc.get('where', ''))}, {esc(pc.get('source', ''))}): {math_html(pc['text'])} "
                            f"<em>[{esc(state)}]</em>{why}</li>")

@@ -726,7 +726,16 @@ _COLS = ("claim", "measured · predicted", "control (must fail)", "holds?")
 _STATE_STYLE = {True: "color:#1a7f37;font-weight:bold", False: "color:#b42318;font-weight:bold"}
 
 
-_SUBSUP = re.compile(r"([_^])(\{([^{}]{1,40})\}|\(([^()]{1,40})\))")
+def _nested(o: str, c: str, depth: int = 2) -> str:
+    """A regex for text with balanced ``o``…``c`` pairs nested up to ``depth`` levels (no recursion in ``re``)."""
+    inner = f"[^{re.escape(o + c)}]"
+    for _ in range(depth):
+        inner = f"(?:[^{re.escape(o + c)}]|{re.escape(o)}{inner}*{re.escape(c)})"
+    return inner
+
+
+# up to two levels of nesting inside the braces or parentheses: β₂^{k/(2(k−2))}, β₂^(−k/(2(k−2))), e^(t(−ln β₂))
+_SUBSUP = re.compile(rf"([_^])(\{{({_nested('{', '}')}{{1,40}})\}}|\(({_nested('(', ')')}{{1,40}})\))")
 
 
 def math_html(text: str) -> str:
@@ -736,12 +745,14 @@ def math_html(text: str) -> str:
 
     >>> math_html("x_(t+1)/x_t ≤ 2^{−j/4} & more")
     'x<sub>t+1</sub>/x_t ≤ 2<sup>−j/4</sup> &amp; more'
+    >>> math_html("O(ρ^(1/(2p+1))/√T), β₂^{k/(2(k−2))}, β₂^(−k/(2(k−2)))")
+    'O(ρ<sup>1/(2p+1)</sup>/√T), β₂<sup>k/(2(k−2))</sup>, β₂<sup>−k/(2(k−2))</sup>'
     """
     out, pos = [], 0
     for m in _SUBSUP.finditer(text):
         out.append(html.escape(text[pos:m.start()]))
         tag = "sub" if m.group(1) == "_" else "sup"
-        out.append(f"<{tag}>{html.escape(m.group(3) if m.group(3) is not None else m.group(4))}</{tag}>")
+        out.append(f"<{tag}>{math_html(m.group(3) if m.group(3) is not None else m.group(4))}</{tag}>")
         pos = m.end()
     out.append(html.escape(text[pos:]))
     return "".join(out)
