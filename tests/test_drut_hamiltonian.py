@@ -189,6 +189,20 @@ def test_rpe_seeded_and_offset_bias():
     assert float((rp - C).abs().max()) < 2e-4
 
 
+def test_rpe_naive_arccos_reading():
+    """``estimator="arccos"`` keeps the schedule and branch tracking: without SPAM it agrees with atan2 to the shot
+    noise; under a readout flip its per-level bias sets off branch errors that atan2 does not make."""
+    C = torch.tensor([0.2, -0.4, 1.1], dtype=torch.float64)
+    a = rpe(C, 10, 80, seed=5, reps=64).estimate
+    n = rpe(C, 10, 80, seed=5, reps=64, estimator="arccos").estimate
+    assert float((a - C).abs().max()) < 1e-3 and float((n - C).abs().max()) < 1e-2
+    fa = rpe(C, 12, rpe_schedule(12), flip=0.2, seed=5, reps=64).estimate
+    fn = rpe(C, 12, rpe_schedule(12), flip=0.2, seed=5, reps=64, estimator="arccos").estimate
+    assert float((fn - C).square().mean().sqrt()) > 10 * float((fa - C).square().mean().sqrt())
+    with pytest.raises(ValueError, match="estimator"):
+        rpe(C, 4, 10, estimator="ml")
+
+
 def test_learn_and_controls():
     L = learn(CHAPTER_COEFFS, J=10, reps=4, seed=1)
     assert L.rmse_g < 3e-3 and L.g_hat.shape == (4, 15)

@@ -542,7 +542,7 @@ def _spam(flip: Any, offset: Any) -> tuple[float, float]:
 
 
 def rpe(C: Any, J: int, shots: Any, *, t0: float = 1.0, flip: float = 0.0, offset: float = 0.0, seed: int = 0,
-        reps: int = 1, signal: torch.Tensor | None = None, device=None) -> RPEResult:
+        reps: int = 1, signal: torch.Tensor | None = None, estimator: str = "atan2", device=None) -> RPEResult:
     """Robust phase estimation (Kimmel, Low & Yoder) of ``C`` from ancilla shots at ``t_j = 2^j t₀``, ``j = 0..J``.
 
     Level ``j`` measures ``S_j`` X- and ``S_j`` Y-shots of the phase ``φ_j = C t_j + ε`` (readout flip rate ``δ``
@@ -551,8 +551,11 @@ def rpe(C: Any, J: int, shots: Any, *, t0: float = 1.0, flip: float = 0.0, offse
     ``shots``: one integer for every level, or the sequence ``(S_0, …, S_J)``. Total time ``T_J = 2 Σ S_j t_j``.
     ``signal`` (optional, complex, shape ``(J+1, *C.shape)``): the simulated amplitudes ``⟨0|e^{iH t_j}|0⟩``
     (:func:`vacuum_signal`) replace ``e^{iC t_j}`` — a vacuum that is not an eigenstate then misleads the
-    estimator, as on hardware; ``C`` is only the reference then."""
+    estimator, as on hardware; ``C`` is only the reference then. ``estimator="arccos"``: the same schedule, shots
+    and branch tracking, but each level's phase read naively as ``θ_j = sign(Ȳ)·arccos(X̄)`` (the shrunken
+    ``⟨X⟩ = (1 − 2δ)cos φ`` taken for ``cos φ``; the SPAM rows' control on RPE's own schedule)."""
     J = integer("J", J, 0, 40)
+    one_of("estimator", estimator, ("atan2", "arccos"))
     S = _shots(shots, J)
     t0 = number("t0", t0, 0.0, 1e6, low_open=True)
     flip, offset = _spam(flip, offset)
@@ -578,7 +581,10 @@ def rpe(C: Any, J: int, shots: Any, *, t0: float = 1.0, flip: float = 0.0, offse
             raise ValueError("Invalid signal: must be finite with |signal| ≤ 1")
         z = (sig[:, None] * complex(math.cos(offset), math.sin(offset))).expand(J + 1, *Cr.shape)
     X, Y = _readout(z, Sj.reshape(shape), flip, gen)
-    theta = torch.atan2(Y, X)
+    if estimator == "atan2":
+        theta = torch.atan2(Y, X)
+    else:
+        theta = torch.where(Y >= 0, 1.0, -1.0) * torch.arccos(X.clamp(-1.0, 1.0))
     est = torch.empty(z.shape, dtype=RDTYPE, device=dev)
     est[0] = theta[0] / t0
     for j in range(1, J + 1):

@@ -48,7 +48,7 @@ DEGREE = 4
 JS = tuple(range(4, 13))
 REPS = 64
 AUDIT_N, AUDIT_M, AUDIT_JS, AUDIT_SHOTS, AUDIT_REPS = 11, 13, tuple(range(6, 13)), 256, 24
-SPAM_FLIP, SPAM_OFFSET = 0.1, 0.1
+SPAM_FLIP, SPAM_OFFSET = 0.15, 0.1
 Z = z_threshold(1e-3)
 #: Numbers a third-party audit reports for its own re-simulation [secondary] (other coefficients and design).
 AUDIT_REPORTED = {"slope_rpe": -0.999, "slope_ramsey": -0.493, "finest_rmse": 5.5e-5, "finest_T": 1.3e8,
@@ -209,13 +209,15 @@ def audit_study(seed: int = CHAPTER_SEEDS[0], *, reps: int = AUDIT_REPS, device=
 
 class SpamStudy(NamedTuple):
     """Mean and RMS error of ``C`` (one mode, J = 12 time budget) under a readout flip rate ``δ`` or an ancilla phase
-    offset ``ε``: rows RPE, Ramsey (atan2), Ramsey (arccos); ``C`` on the design points with ``|C| > 0.05``."""
+    offset ``ε``: rows RPE, Ramsey (atan2), Ramsey (arccos), and RPE's own schedule read by the naive arccos
+    (the same shots and branch tracking, :func:`rpe` with ``estimator="arccos"``); ``C`` on the design points with
+    ``|C| > 0.05``."""
 
     flips: np.ndarray
     offsets: np.ndarray
-    rms_flip: np.ndarray     # (3, len(flips))
+    rms_flip: np.ndarray     # (4, len(flips))
     mean_flip: np.ndarray
-    rms_offset: np.ndarray   # (3, len(offsets))
+    rms_offset: np.ndarray   # (4, len(offsets))
     mean_offset: np.ndarray
     arccos_bias_pred: np.ndarray  # predicted mean arccos error per flip
     time: float
@@ -224,7 +226,8 @@ class SpamStudy(NamedTuple):
 
 def spam_study(seed: int = CHAPTER_SEEDS[0], *, flips=(0.0, 0.05, 0.1, 0.15, 0.2), offsets=(0.0, 0.05, 0.1, 0.2),
                J: int = 12, reps: int = REPS, device=None) -> SpamStudy:
-    """RPE vs Ramsey (atan2) vs naive arccos at equal total time, for each flip rate and each phase offset."""
+    """RPE vs Ramsey (atan2) vs naive arccos Ramsey vs naive arccos on RPE's schedule, at equal total time, for each
+    flip rate and each phase offset."""
     seed = integer("seed", seed, 0)
     J = integer("J", J, 1, 16)
     reps = integer("reps", reps, 2, 4096)
@@ -239,6 +242,8 @@ def spam_study(seed: int = CHAPTER_SEEDS[0], *, flips=(0.0, 0.05, 0.1, 0.15, 0.2
         out = [rpe(C, J, S, flip=flip, offset=offset, seed=base, reps=reps, device=dev).estimate]
         out += [ramsey(C, T, flip=flip, offset=offset, seed=base + 1 + e, reps=reps, estimator=est, device=dev)
                 for e, est in enumerate(("atan2", "arccos"))]
+        out.append(rpe(C, J, S, flip=flip, offset=offset, seed=base + 2_000_000, reps=reps, estimator="arccos",
+                       device=dev).estimate)
         return [o - C for o in out]
 
     rf, mf, ro, mo, pred = [], [], [], [], []

@@ -342,9 +342,11 @@ def _seeded_rows(sc: ScalingStudy, au: AuditStudy, sp_: SpamStudy) -> Verdicts:
     v.less(f"SPAM: RPE RMSE_C at J = 12 with ancilla phase offset ε = {SPAM_OFFSET:g}", sp_.rms_offset[0, i_o],
            bias + EFFICIENCY[1] * crb_J, kind="reproduces", source="secondary", tests="spam",
            control=Control("Ramsey (atan2) at the same time and offset", sp_.rms_offset[1, i_o],
-                           why="the textbook estimator at the same total time and the same ancilla offset",
-                           tuned="none needed: same total time, shots and offset (at t = 1, not on RPE's schedule: "
-                                 "a control on RPE's own schedule is still to be added)"),
+                           why="the textbook estimator at the same total time and the same ancilla offset; on RPE's "
+                               "own schedule every branch-tracking estimator carries the same ε/t_J (the naive "
+                               f"arccos there: {sp_.rms_offset[3, i_o]:.2e}), so the offset's tolerance is the "
+                               "schedule's, and the alternative to it is a different schedule",
+                           tuned="none needed: same total time, shots and offset (Ramsey's single time t = 1)"),
            basis=f"model: bias ε/2^J = {bias:.1e} + 3 × CRB = {EFFICIENCY[1] * crb_J:.1e} (efficiency band)",
            note="a branch error needs |2e_(j−1) − e_j + ε| > π; Ramsey carries the whole offset ε/t")
     v.close(f"SPAM: Ramsey mean error with offset ε = {SPAM_OFFSET:g} equals ε/t", sp_.mean_offset[1, i_o],
@@ -353,12 +355,18 @@ def _seeded_rows(sc: ScalingStudy, au: AuditStudy, sp_: SpamStudy) -> Verdicts:
     vis = 1 - 2 * SPAM_FLIP
     v.less(f"SPAM: RPE RMSE_C at J = 12 with readout flip δ = {SPAM_FLIP:g}", sp_.rms_flip[0, i_f],
            EFFICIENCY[1] * crb_J / vis, kind="reproduces", source="secondary", tests="spam",
-           control=Control("naive arccos Ramsey at the same time and flip", sp_.rms_flip[2, i_f],
-                           why="the estimator that ignores the readout's contrast loss, at the same total time",
-                           tuned="none needed: same total time, shots and flip (at t = 1, not on RPE's schedule)"),
+           control=Control("RPE's own schedule read by the naive arccos: same shots, times and branch tracking",
+                           sp_.rms_flip[3, i_f],
+                           why="the ablation of RPE's estimator: what the schedule alone tolerates when each level's "
+                               "phase is read as arccos of the shrunken ⟨X⟩",
+                           tuned="none needed: same schedule, shots, total time and flip as RPE"),
            basis=f"model: 3 × CRB/(1 − 2δ) = {EFFICIENCY[1] * crb_J / vis:.1e} (the flip shrinks the contrast; "
-                 "atan2 is unbiased)",
-           note="the naive estimator reads (1 − 2δ)cos φ as cos φ and is biased at first order in δ")
+                 "atan2 is unbiased); δ = 0.15 fixed on pilot replicates (500 sets of 64 × 22 estimates, seeds "
+                 "12345 and 54321): RPE's RMSE ≤ 0.84 of the bound in all, the control's ≥ 2.4 of it in all — at "
+                 "δ = 0.1 the control's branch errors are too rare (41 % of sets pass)",
+           note=f"the naive estimator reads (1 − 2δ)cos φ as cos φ and is biased at first order in δ; at each level "
+                f"that bias triggers branch errors on the long times. Naive arccos Ramsey at t = 1: "
+                f"{sp_.rms_flip[2, i_f]:.2e}")
     v.close(f"SPAM: Ramsey (atan2) mean error with flip δ = {SPAM_FLIP:g} is 0", sp_.mean_flip[1, i_f], 0.0,
             atol=Z * se / vis, kind="consistency", source="derived",
             basis="model: ⟨X⟩, ⟨Y⟩ shrink alike; per-estimate s.d. ≤ √(2/T)/(1 − 2δ); atol = z(1e-3) s.e.")
