@@ -19,6 +19,7 @@ from .experiment import (
     POOL_SEED,
     SEEDS,
     SIGMAS,
+    SMALL_FACTOR,
     SMALL_T,
     T_VERDICT,
     TUNING_GAIN,
@@ -140,16 +141,19 @@ def seeded_verdicts(seed: int, run: HeadlineRun | None = None, curve: BudgetCurv
         small = float(bc.grasp[i] / bc.oracle[i])
         full = float(bc.full_grid[i] / bc.oracle[i])
         v.greater(f"small budget: at T = 2^{int(math.log2(SMALL_T))} ({bc.steps[i]} SGD steps per candidate), "
-                  f"σ = {bc.sigma:g}, s = 1, Grasp-style E‖∇F(x̂)‖ over oracle-tuned SGD's is at least 1.5 log₂T",
-                  small, 1.5 * math.log2(SMALL_T), kind="differs", source="paper", tests="C1",
+                  f"σ = {bc.sigma:g}, s = 1, Grasp-style E‖∇F(x̂)‖ over oracle-tuned SGD's is at least "
+                  f"{SMALL_FACTOR:g} log₂T", small, SMALL_FACTOR * math.log2(SMALL_T), kind="differs", source="paper",
+                  tests="C1",
                   paper=math.log2(SMALL_T), paper_shown=f"≤ log₂T = {math.log2(SMALL_T):g} (near-optimal up to logs)",
                   planted=Planted("the grid's octaves of the exact anchor, each run for all T steps (no split)", full,
                                   effect="a grid search within the log factor of tuned SGD by construction: the "
                                          "split's cost removed, the best octave chosen in hindsight"),
-                  basis=f"pilot: seeds 9001–9003 gave 27, 31 and 43 against log₂T = {math.log2(SMALL_T):g}; the "
-                        "bound was first 2 log₂T, stated after that pilot. Robustness seed 7014 then gave 18.4, so "
-                        "the bound was LOWERED AFTER A FAILURE to 1.5 log₂T (still above the paper's log₂T, which "
-                        "fails it): a three-seed pilot was too thin for a 1e-3 false-alarm rate",
+                  basis=f"pilot: 1000 seeds 9101–10100 (disjoint from the chapter's and the robustness seeds) "
+                        f"gave min 14.5, 0.1 % and 1 % quantiles 14.5 and 19.3, median 40.0 against log₂T = "
+                        f"{math.log2(SMALL_T):g}; the bound {SMALL_FACTOR:g} log₂T lies below all 1000. History, "
+                        "disclosed: the bound was first 2 log₂T after a three-seed pilot (27, 31, 43), lowered to "
+                        "1.5 log₂T after robustness seed 7014 gave 18.4, and is now set from the 1000-seed pilot "
+                        "(where 1.5 log₂T would fail 2 seeds in 1000)",
                   note="from our instance and our per-problem reading, not against the paper's theorem (a worst-"
                        "case rate): tuned SGD goes through its fast initial phase within its T steps, while each "
                        "candidate has only its share of the budget. At T = 2¹² (the headline) the ratio is back inside")
