@@ -486,3 +486,30 @@ def test_headline_validates_its_results():
         headline([1, 2])
     with pytest.raises(ValueError, match="missing keys"):
         headline({"L": 1})
+
+
+# ---------------------------------------------------------------- Remark 5.8: the two step counts
+def test_gd_hitting_steps_follow_gradient_flow_and_validate():
+    from theorybook.adam_degenerate import gd_steps_to_reach
+    from theorybook.adam_degenerate.theory import gradient_flow_hitting_time
+
+    hits = gd_steps_to_reach(4, 0.1, [0.01, 0.1, 0.03])
+    assert hits[1] < hits[2] < hits[0]  # any order of thresholds, one run
+    flow = gradient_flow_hitting_time(4, 0.01) / 0.1
+    assert abs(hits[0] - flow) / flow < 0.02
+    with pytest.raises(ValueError, match="lr"):
+        gd_steps_to_reach(4, 0.7, [0.1])  # unstable from x0 = 1: 2/((k−1)x0^(k−2)) = 2/3
+    with pytest.raises(ValueError, match="max_steps"):
+        gd_steps_to_reach(4, 0.1, [1e-4], max_steps=1000)
+    with pytest.raises(TypeError, match="eps"):
+        gd_steps_to_reach(4, 0.1, 0.1)
+    with pytest.raises(ValueError, match="eps"):
+        gd_steps_to_reach(4, 0.1, [1.5])
+
+
+def test_complexity_separation_laws():
+    from theorybook.adam_degenerate.experiments import complexity_separation
+
+    s = complexity_separation()
+    assert abs(s.gd_exponent - 2) < 0.05 and s.adam_exponent < 0.2
+    assert abs(s.adam_efold_ratio - 1) < 5e-3 and abs(s.gd_efold_ratio - 0.01) < 2e-3

@@ -17,7 +17,9 @@ or ``TypeError`` naming parameter, value and valid range):
 ``rmsprop_threshold(k)`` — Theorem 5.7: RMSProp's fixed point is stable iff β₂ > ((k−2)/k)^{2(k−2)};
     ``rmsprop_two_cycle(k, beta2)`` — [derived] the period-2 orbit below it.
 ``adam_steps_per_efold(k, beta2)`` — Remark 5.8: steps per unit of ln(1/ε), 2(k−2)/(−ln β₂).
-``steps_to_reach(k, beta1, beta2, lr, eps)`` — first t ≥ 1 with |x_t| ≤ eps.
+``steps_to_reach(k, beta1, beta2, lr, eps)`` — first t ≥ 1 with |x_t| ≤ eps; ``gd_steps_to_reach(k, lr, eps)`` the
+    same for gradient descent on a list of thresholds (Remark 5.8's ε^(−(k−2)); ``experiments.complexity_separation``
+    measures both counts).
 ``fixed_point(k, beta1, beta2, lr)`` — (r*, ω*, λ*), trace, det, spectral radius and period of the reduced Jacobian.
 ``phase_diagram(k, n, steps)`` — the (β₁, β₂) scan with Eq. (8)'s agreement fraction; ``boundary_agreement(pd, e)``
     scores the boundary β₁ < β₂^e on the same cells.
@@ -42,6 +44,7 @@ from .dynamics import (
     adam_path,
     adam_reference,
     boundary_agreement,
+    gd_steps_to_reach,
     measured_rate,
     phase_diagram,
     simulate_adam,
@@ -67,7 +70,7 @@ from .theory import (
 from .verdicts import PAPER_CLAIMS, deterministic_verdicts, headline, spiral_rows
 
 #: Cheap arguments for tests/test_api_fuzz.py (the chapter-scale defaults take seconds).
-FUZZ_BASE = {"phase_diagram": {"n": 4, "steps": 50}}
+FUZZ_BASE = {"phase_diagram": {"n": 4, "steps": 50}, "gd_steps_to_reach": {"eps": (0.1, 0.01), "max_steps": 100_000}}
 
 __all__ = [
     "AdamPath",
@@ -104,5 +107,6 @@ __all__ = [
     "spiral_rows",
     "stability_boundary",
     "steps_to_reach",
+    "gd_steps_to_reach",
     "upcrossings",
 ]

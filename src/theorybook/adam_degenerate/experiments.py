@@ -14,11 +14,13 @@ from typing import NamedTuple
 import numpy as np
 
 from .. import validate
+from ..fit import line_fit
 from .analysis import casoratian_det, fixed_point_start, linear_window, oscillation_period
-from .dynamics import adam_path
+from .dynamics import adam_path, gd_steps_to_reach, steps_to_reach
 from .theory import FixedPoint, fixed_point
 
-__all__ = ["BAND", "FORCING_CUT", "SPIRAL_SETTINGS", "Spiral", "spiral_experiment"]
+__all__ = ["BAND", "FORCING_CUT", "SPIRAL_SETTINGS", "Spiral", "spiral_experiment", "SEPARATION_EPS_GD",
+           "SEPARATION_EPS_ADAM", "Separation", "complexity_separation"]
 
 BAND = (1e-11, 1e-2)  # linear (upper edge) and above rounding (lower edge), relative to ω*
 FORCING_CUT = 1e-10  # the reduced map neglects (1 − β₂)x²λ²; measure only once it is below this
@@ -67,3 +69,53 @@ def spiral_experiment(k: int, beta1: float, beta2: float, lr: float = 1e-3, *, s
     period, turns = oscillation_period(d, a, b)
     return Spiral((int(k), float(beta1), float(beta2)), fp, d, (a, b), period, turns, casoratian_det(d, a, b),
                   path.floor_step)
+
+
+#: Remark 5.8's ε grids, fixed before measuring. GD: two decades of |x| (four of steps: 10⁶ GD steps at the
+#: deepest; a third decade would cost 10⁸). Adam: twenty decades, from its linear regime to the float64 floor.
+SEPARATION_EPS_GD = tuple(10.0 ** (-1 - i / 4) for i in range(9))
+SEPARATION_EPS_ADAM = (1e-8, 1e-18, 1e-28)
+
+
+class Separation(NamedTuple):
+    """Remark 5.8 measured on x^k/k: hitting steps of GD (``gd``) and Adam (``adam``) on the GD grid, the fitted
+    power-law exponent b of t ∝ ε^{−b} for each (``gd_exponent``, ``adam_exponent``), and the log-law test: steps
+    per e-fold of ε in the first half of a grid over the second half (``adam_efold_ratio`` on
+    :data:`SEPARATION_EPS_ADAM`, ``gd_efold_ratio`` on the GD grid's ends and middle; 1 for a log law,
+    e^{−(k−2)Δ} for the power law)."""
+
+    k: int
+    gd_lr: float
+    eps_gd: tuple[float, ...]
+    gd: list[int]
+    adam: list[int]
+    gd_exponent: float
+    adam_exponent: float
+    eps_adam: tuple[float, ...]
+    adam_deep: list[int]
+    adam_efold_ratio: float
+    gd_efold_ratio: float
+
+
+def _efold_ratio(eps: tuple[float, float, float], hits: list[int]) -> float:
+    a, m, b = (np.log(1 / e) for e in eps)
+    return float(((hits[1] - hits[0]) / (m - a)) / ((hits[2] - hits[1]) / (b - m)))
+
+
+def complexity_separation(k: int = 4, beta1: float = 0.9, beta2: float = 0.93, lr: float = 1e-3, *,
+                          gd_lr: float = 0.6, x0: float = 1.0) -> Separation:
+    """Remark 5.8's two counts from x₀: GD (lr ``gd_lr``, the largest step stable from x₀ = 1 is 2/3 for k = 4)
+    and Adam (β₁, β₂, lr) — steps to |x| ≤ ε on the fixed grids above (≈ 0.6 s of one core, the GD loop)."""
+    kk = validate.integer("k", k, 4, 8)
+    gd = gd_steps_to_reach(kk, gd_lr, SEPARATION_EPS_GD, x0=x0)
+    adam = [steps_to_reach(kk, beta1, beta2, lr, e, x0=x0) for e in SEPARATION_EPS_GD]
+    deep = [steps_to_reach(kk, beta1, beta2, lr, e, x0=x0) for e in SEPARATION_EPS_ADAM]
+    if min(adam + deep) < 1:
+        raise ValueError("Invalid beta1/beta2/lr: Adam does not reach the ε grid within its step limit")
+    le = np.log(1 / np.asarray(SEPARATION_EPS_GD))
+    b_gd = line_fit(le, np.log(gd))[0]
+    b_adam = line_fit(le, np.log(adam))[0]
+    ends = (SEPARATION_EPS_GD[0], SEPARATION_EPS_GD[len(gd) // 2], SEPARATION_EPS_GD[-1])
+    gd_ends = [gd[0], gd[len(gd) // 2], gd[-1]]
+    return Separation(kk, float(gd_lr), SEPARATION_EPS_GD, gd, adam, float(b_gd), float(b_adam), SEPARATION_EPS_ADAM,
+                      deep, _efold_ratio(SEPARATION_EPS_ADAM, deep), _efold_ratio(ends, gd_ends))
