@@ -14,12 +14,15 @@ from scipy.optimize import minimize
 from theorybook.device import to_numpy
 from theorybook.flat_minima import (
     CHAPTER_SEEDS,
+    HELDOUT_POINTS,
     chapter_rho,
     claim1_study,
+    claim1_test,
     dynamics_study,
     empirical_risk,
     expected_unseen,
     flat_erm,
+    heldout_risks,
     inner_max_quadratic,
     phi,
     population_risk,
@@ -232,13 +235,52 @@ def test_gd_divergence_zero_when_nothing_replaced_far():
 
 # -- studies and verdicts ------------------------------------------------------------------------------------
 def test_claim1_study_small():
-    st = claim1_study(d=256, n=6, instances=40, seed=3, mc_samples=2000, device="cpu")
+    st = claim1_study(d=256, n=6, instances=40, seed=3, mc_samples=2000, steps=4000, device="cpu")
     assert st.flat_emp.size == int((st.unseen > 0).sum())
     assert np.all(st.flat_emp == 0) and np.all(st.flat_sharp == 0)
     np.testing.assert_allclose(st.flat_pop, 0.16, rtol=1e-12)
-    assert abs(st.mc.mean - 0.16) < 5 * st.mc.stderr
+    h = st.heldout
+    assert h.mean.shape == (len(HELDOUT_POINTS),) and h.m == 2000
+    assert abs(h.mean[0] - 0.16) < 5 * h.stderr[0]
+    assert h.mean[1] == 0.0 and h.mean[3] == 0.0  # w = 0 and SA-GD from 0: no negative coordinate
+    assert h.mean[2] == h.mean[4] and 0 < h.mean[2] < 0.1  # SA-GD keeps the random start's unseen coordinates
+    assert np.all(st.sagd_empirical == 0) and np.all(st.sagd_sharpness <= 1e-3)  # both SA-GD ends are flat ERMs
     with pytest.raises(ValueError, match="unit ball"):
         claim1_study(d=256, n=6, rho=0.2, instances=2)
+
+
+def test_heldout_risks_measure_F_on_fresh_full_samples():
+    w = torch.zeros(3, 40, dtype=torch.float64)
+    w[0, 3], w[1, [5, 39]], w[2, 0] = -0.5, -0.3, 0.2  # the third point has F = 0
+    h = heldout_risks(w, 40_000, seed=1, chunk=777)
+    F = to_numpy(population_risk(w))
+    assert np.all(np.abs(h.mean[:2] - F[:2]) < 4.5 * h.stderr[:2]) and h.mean[2] == 0.0 and h.stderr[2] == 0.0
+    full = heldout_risks(w, 3000, seed=2, full_product=True)  # every column multiplied: the same numbers
+    part = heldout_risks(w, 3000, seed=2)
+    np.testing.assert_array_equal(full.mean, part.mean)
+    np.testing.assert_array_equal(full.stderr, part.stderr)
+    one = heldout_risks(w[1], 3000, seed=2)  # one point: the same draws, so the same estimate
+    assert one.mean.shape == (1,) and one.mean[0] == part.mean[1]
+    assert not np.array_equal(heldout_risks(w, 3000, seed=3).mean, part.mean)
+    # the draws are Bernoulli(½) bits: the fraction of samples with coordinate 0 set is ½ ± 4 s.e.
+    e0 = torch.zeros(1, 9, dtype=torch.float64)
+    e0[0, 8] = -math.sqrt(2.0)  # f = z_8 · 1
+    frac = heldout_risks(e0, 20_000, seed=4).mean[0]
+    assert abs(frac - 0.5) < 4 * 0.5 / math.sqrt(20_000)
+    with pytest.raises(ValueError, match="W"):
+        heldout_risks(torch.zeros(2, 2, 2), 10)
+    with pytest.raises(ValueError, match="m"):
+        heldout_risks(w, 1)
+    with pytest.raises(TypeError, match="full_product"):
+        heldout_risks(w, 10, full_product=1)
+
+
+def test_claim1_test_needs_every_part():
+    assert claim1_test(0.0, 0.0, 0.16, 0.0, 10)
+    assert not claim1_test(1e-9, 0.0, 0.16, 0.0, 10)  # not an ERM
+    assert not claim1_test(0.0, 2e-3, 0.16, 0.0, 10)  # not flat
+    assert not claim1_test(0.0, 0.0, 0.09, 0.0, 10)  # risk not Ω(1)
+    assert not claim1_test(0.0, 0.0, 0.16, 0.11, 10)  # the sharp ERM above the 1/n rate
 
 
 def test_dynamics_rows_hold_on_other_instances():

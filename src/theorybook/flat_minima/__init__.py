@@ -5,10 +5,12 @@ could not be read.
 Public API (arguments validated; bad input raises ``ValueError``/``TypeError`` naming parameter, value and range):
 
 :mod:`.instance` — ``phi(u)``; ``unseen_instance(d, n, seed)`` → ``Instance(Z, a, seen)``; ``empirical_risk``,
-    ``population_risk`` (closed form ``½Σφ``), ``population_risk_mc``; ``rho_sharpness`` (exact on the orthant) and
-    ``rho_sharpness_search`` (brute force, small d), ``sharpness_check``; ``flat_erm``, ``sharp_erm``;
+    ``population_risk`` (closed form ``½Σφ``), ``population_risk_mc``, ``heldout_risks`` (held-out draws of every
+    coordinate, many points at once); ``rho_sharpness`` (exact on the orthant) and ``rho_sharpness_search``
+    (brute force, small d), ``sharpness_check``; ``flat_erm``, ``sharp_erm``;
     ``expected_unseen``, ``prob_some_unseen``; ``chapter_rho``.
-:mod:`.experiment` — ``claim1_study`` (many instances, both ERMs, one Monte Carlo).
+:mod:`.experiment` — ``claim1_study`` (many instances, both ERMs; on one of them SA-GD from a random start and
+    from 0, and the population risk of all of them on held-out draws, ``HELDOUT_POINTS``).
 :mod:`.dynamics` — ``sa_gd``, ``sam``, ``gd`` (trajectories, batched over the leading dimensions of ``w0``);
     ``perturbed_gd`` (claim 2's control), ``sagd_steps`` (SA-GD's exact step count),
     ``sagd_sharpness_prediction``; ``dynamics_study``.
@@ -33,15 +35,17 @@ from .dynamics import (
     sagd_steps,
     sam,
 )
-from .experiment import Claim1Study, claim1_study
+from .experiment import HELDOUT_POINTS, Claim1Study, claim1_study
 from .instance import (
     BETA,
     STABILITY_NS,
+    HeldOut,
     Instance,
     chapter_rho,
     empirical_risk,
     expected_unseen,
     flat_erm,
+    heldout_risks,
     phi,
     population_risk,
     population_risk_mc,
@@ -56,6 +60,7 @@ from .stability import StabilityResult, inner_max_quadratic, stability
 from .verdicts import (
     PAPER_CLAIMS,
     RateStudy,
+    claim1_test,
     claim1_verdicts,
     deterministic_verdicts,
     dynamics_verdicts,
@@ -68,10 +73,11 @@ from .verdicts import (
 CHAPTER_SEEDS = (2026,)
 
 __all__ = [
-    "BETA", "CHAPTER_SEEDS", "PAPER_CLAIMS", "PGD_RADII", "perturbed_gd",
-    "STABILITY_NS", "Claim1Study", "DynamicsStudy", "Instance", "RateStudy",
-    "StabilityResult", "Trajectory", "chapter_rho", "claim1_study", "claim1_verdicts", "deterministic_verdicts",
-    "dynamics_study", "dynamics_verdicts", "empirical_risk", "expected_unseen", "flat_erm", "gd",
+    "BETA", "CHAPTER_SEEDS", "HELDOUT_POINTS", "PAPER_CLAIMS", "PGD_RADII", "perturbed_gd",
+    "STABILITY_NS", "Claim1Study", "DynamicsStudy", "HeldOut", "Instance", "RateStudy",
+    "StabilityResult", "Trajectory", "chapter_rho", "claim1_study", "claim1_test", "claim1_verdicts",
+    "deterministic_verdicts", "dynamics_study", "dynamics_verdicts", "empirical_risk", "expected_unseen", "flat_erm",
+    "gd", "heldout_risks",
     "inner_max_quadratic", "phi", "population_risk", "population_risk_mc", "prob_some_unseen", "rate_study",
     "rho_sharpness", "rho_sharpness_search", "sa_gd", "sagd_sharpness_prediction", "sagd_steps", "sam",
     "seeded_verdicts", "sharp_erm", "sharpness_check", "stability", "stability_verdicts", "unseen_instance",
@@ -98,7 +104,9 @@ FUZZ_BASE = {
     "sagd_steps": {"a": _np.array([0.0, 0.5, 1.0, 0.25])},
     "inner_max_quadratic": {"H": _np.diag([1.0, 0.5, 0.0]), "g": _np.array([0.3, -0.2, 0.1]), "rho": 0.5},
     "stability": {"algorithm": "sa-gd", "n": (8, 16, 32), "d": 3, "steps": 5, "replacements": 2},
-    "claim1_study": {"d": 64, "n": 3, "instances": 4, "mc_samples": 50, "rho": 0.05},
+    "claim1_study": {"d": 64, "n": 3, "instances": 4, "mc_samples": 50, "rho": 0.05, "steps": 50},
+    "heldout_risks": {"W": _np.array([[0.1, -0.2, 0.3, -0.5], [0.0, 0.0, 0.0, -1.0]]), "m": 200},
+    "claim1_test": {"empirical": 0.0, "sharpness_ratio": 0.0, "flat_risk": 0.16, "sharp_risk": 0.0, "n": 10},
     "dynamics_study": {"d": 64, "n": 3, "steps": 50},
     "sharpness_check": {"points": 2},
     "sagd_sharpness_prediction": {"a": _np.array([0.0, 0.5, 1.0, 0.25]), "rho": 0.2, "t": _np.arange(10)},

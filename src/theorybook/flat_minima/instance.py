@@ -30,9 +30,10 @@ from ..device import resolve_device, to_numpy
 from ..validate import finite_tensor, integer, memory_guard, number
 
 __all__ = [
-    "BETA", "CHAPTER_SEEDS", "STABILITY_NS", "Instance", "MonteCarlo", "SharpnessCheck", "chapter_rho",
-    "empirical_risk", "expected_unseen", "flat_erm", "phi", "population_risk", "population_risk_mc",
-    "prob_some_unseen", "rho_sharpness", "rho_sharpness_search", "sharp_erm", "sharpness_check", "unseen_instance",
+    "BETA", "CHAPTER_SEEDS", "HELDOUT_STREAM", "STABILITY_NS", "HeldOut", "Instance", "MonteCarlo", "SharpnessCheck",
+    "chapter_rho", "empirical_risk", "expected_unseen", "flat_erm", "heldout_risks", "phi", "population_risk",
+    "population_risk_mc", "prob_some_unseen", "rho_sharpness", "rho_sharpness_search", "sharp_erm", "sharpness_check",
+    "unseen_instance",
 ]
 
 #: Smoothness of f(·; z): φ'' ∈ {0, 1}, so β = 1 and the step sizes allowed are η ∈ (0, 2/β].
@@ -138,6 +139,60 @@ def population_risk_mc(w: Any, m: int = 10_000, seed: int = 0) -> MonteCarlo:
     z = torch.randint(0, 2, (m, int(supp.numel())), generator=_generator(s), dtype=torch.uint8).to(torch.float64)
     f = z @ supp
     return MonteCarlo(float(f.mean()), float(f.std() / math.sqrt(m)), m)
+
+
+class HeldOut(NamedTuple):
+    """Held-out estimates of ``F`` at ``P`` points from the same ``m`` fresh samples: ``mean`` and ``stderr``
+    (shape (P,)) and ``m``."""
+
+    mean: np.ndarray
+    stderr: np.ndarray
+    m: int
+
+
+#: The stream tag of the held-out draws: their generator is seeded with ``(seed, HELDOUT_STREAM)``, so they share
+#: no bits with the instances drawn from ``seed`` (or any other seed).
+HELDOUT_STREAM = 44
+
+
+def heldout_risks(W: Any, m: int = 10_000, seed: int = 0, chunk: int = 1024, full_product: bool = False) -> HeldOut:
+    """``F`` at the rows of ``W`` (P, d) (or one ``w`` (d,)) measured on ``m`` held-out samples: fresh
+    ``z ∈ {0, 1}^d`` with i.i.d. Bernoulli(½) entries — the chapter's distribution, every coordinate drawn — and
+    ``f(w; z) = Σ_i z_i φ(w_i)`` evaluated sample by sample (no closed form). All points see the same draws (a
+    paired comparison). The generator is seeded with ``(seed, HELDOUT_STREAM)`` through numpy's ``SeedSequence``:
+    a stream disjoint from the instances'. Every coordinate's bit is drawn (one uniform byte holds eight); the
+    products skip the coordinates where ``φ(w_i) = 0`` at every point, whose terms are exactly 0 —
+    ``full_product=True`` multiplies all ``d`` columns instead (the same numbers, slower; a test compares them)."""
+    Wt = finite_tensor("W", W)
+    if Wt.ndim not in (1, 2) or Wt.shape[-1] < 1 or Wt.numel() == 0:
+        raise ValueError(f"Invalid W: shape {tuple(Wt.shape)} (must be (d,) or (P, d) with d ≥ 1)")
+    m = integer("m", m, 2)
+    s = integer("seed", seed, 0)
+    ch = integer("chunk", chunk, 1, 10**6)
+    if not isinstance(full_product, bool):
+        raise TypeError(f"Invalid full_product: {full_product!r} (must be a bool)")
+    Wt = Wt.reshape(-1, Wt.shape[-1]).to("cpu", torch.float64)
+    P, d = Wt.shape
+    memory_guard(9.0 * min(ch, m) * d + 16.0 * m * P, lower="m or d")
+    state = int(np.random.SeedSequence((s, HELDOUT_STREAM)).generate_state(1, np.uint64)[0]) % (2**63 - 1)
+    gen = _generator(state)
+    phiW = phi(Wt).T.contiguous()  # (d, P)
+    # the terms z_i φ(w_i) with φ(w_i) = 0 at every point are exactly 0: read only the other bits (same sums)
+    cols = torch.arange(d) if full_product else torch.nonzero((phiW > 0).any(1)).reshape(-1)
+    phiS = phiW[cols]
+    byte_col, bit = cols // 8, (cols % 8).to(torch.uint8)
+    f = torch.zeros(m, P, dtype=torch.float64)
+    nbytes = (d + 7) // 8
+    for start in range(0, m, ch):
+        b = min(ch, m - start)
+        # eight fair bits per uniform byte: bit i % 8 of byte i // 8 is z_i ~ Bernoulli(½), i.i.d. over i and draws
+        byte = torch.randint(0, 256, (b, nbytes), generator=gen, dtype=torch.uint8)
+        if cols.numel():
+            z = (byte[:, byte_col] >> bit) & 1
+            f[start:start + b] = z.to(torch.float64) @ phiS
+    mean = f.mean(0)
+    se = f.std(0) / math.sqrt(m)
+    return HeldOut(to_numpy(mean), to_numpy(se), m)
 
 
 def _sharpness_raw(w: torch.Tensor, a: torch.Tensor, rho: float) -> torch.Tensor:
