@@ -300,3 +300,71 @@ def test_lemma_control_is_not_monotone():
     from theorybook.linear_contracts import chapter_population
 
     assert monotonicity_gap(chapter_population(10), "principal", contract="quadratic") < -1e-4
+
+
+# -- Corollary 1.2's confidence scan and the rate row -----------------------------------------------------------
+def test_law_misfit_table():
+    from theorybook.linear_contracts import CONFIDENCE_LAWS, law_misfit
+
+    d = np.array([0.3, 0.1, 0.03, 0.01, 0.003, 0.001])
+    exact_ln = 40.0 + 120.0 * np.log(1 / d)
+    assert law_misfit(np.log(1 / d), exact_ln) < 1e-12  # the claim's law fits its own data exactly
+    assert law_misfit(1 / d, exact_ln) > 0.3  # Chebyshev's rival misses it
+    assert law_misfit(1 / d, 5.0 + 2.0 / d) < 1e-12 and law_misfit(np.log(1 / d), 5.0 + 2.0 / d) > 0.3
+    assert law_misfit(d, np.full(6, 7.0)) == 0.0  # a flat s*: every law fits (the row then cannot tell)
+    assert set(CONFIDENCE_LAWS) == {"ln(1/δ)", "1/δ", "δ^(−1/2)"}
+    with pytest.raises(ValueError):
+        law_misfit([1.0, 1.0, 1.0], [1.0, 2.0, 3.0])
+    with pytest.raises(ValueError):
+        law_misfit([1.0, 2.0], [1.0, 2.0])
+
+
+def test_confidence_study_small_and_validated():
+    from theorybook.linear_contracts import confidence_study
+
+    cs = confidence_study(5, reps=200, s_values=(24, 48, 96, 192, 384, 768, 1536), deltas=(0.3, 0.1, 0.03),
+                          eps=0.006)
+    assert np.all(np.isfinite(cs.s_star)) and np.all(np.diff(cs.s_star) >= 0)  # smaller δ never needs fewer agents
+    assert cs.subopt_quantiles.shape == (3, 7) and set(cs.misfit) == {"ln(1/δ)", "1/δ", "δ^(−1/2)"}
+    again = confidence_study(5, reps=200, s_values=(24, 48, 96, 192, 384, 768, 1536), deltas=(0.3, 0.1, 0.03),
+                             eps=0.006)
+    assert np.array_equal(cs.s_star, again.s_star)
+    for bad in ({"deltas": (0.1, 0.01)}, {"deltas": (0.1, 0.1, 0.01)}, {"deltas": (0.1, 1.0, 0.01)},
+                {"eps": 0.0}, {"eps": 1e-9}, {"reps": 1}):
+        with pytest.raises(ValueError):
+            confidence_study(5, **{"reps": 20, "s_values": (24, 48), **bad})
+    with pytest.raises(TypeError):
+        confidence_study(5, deltas=0.1)
+    with pytest.raises(TypeError):
+        confidence_study(True)
+
+
+def test_rate_and_cor12_are_tested_claims():
+    from theorybook.check import claim_violations
+    from theorybook.linear_contracts import verdicts
+
+    claims = {c.id: c for c in verdicts.PAPER_CLAIMS}
+    assert not claims["rate"].quoted_only and not claims["Cor1.2"].quoted_only
+    with pytest.raises(TypeError):
+        verdicts.seeded_verdicts(0, None, "not a study")
+    # the rows on a fake run: the rate row and the Cor 1.2 row are reproduces rows whose controls fail
+    from theorybook.linear_contracts import ConfidenceStudy, SweepResult
+
+    s = np.array([50.0, 100.0, 200.0, 400.0, 800.0])
+    rng = np.random.default_rng(0)
+    noise = np.exp(0.05 * rng.normal(size=(40, 5)))
+    sw = {n: SweepResult(s, noise / np.sqrt(s), 0.3 * noise / s ** 0.75, n, noise / np.sqrt(s)) for n in (2, 20)}
+    v = verdicts.Verdicts("t", display=False)
+    verdicts._rate_row(v, sw)
+    d = np.array([0.3, 0.1, 0.03, 0.01, 0.003, 0.001])
+    ss = 40.0 + 120.0 * np.log(1 / d)
+    from theorybook.linear_contracts import CONFIDENCE_LAWS, law_misfit
+
+    cs = ConfidenceStudy(d, ss, {k: law_misfit(f(d), ss) for k, f in CONFIDENCE_LAWS.items()}, s,
+                         np.ones((6, 5)), 0.004, 100)
+    verdicts._confidence_row(v, cs)
+    assert [r.tests for r in v.rows] == ["rate", "Cor1.2"] and all(r.kind == "reproduces" and r.holds
+                                                                     for r in v.rows)
+    assert all(not c["passes"] for r in v.rows for c in r.controls)
+    assert v.rows[1].scan is not None and len(v.rows[1].scan["values"]) == 6
+    assert not [m for m in claim_violations(verdicts.PAPER_CLAIMS, v.rows) if "rate" in m or "Cor1.2" in m]

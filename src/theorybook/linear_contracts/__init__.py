@@ -11,7 +11,8 @@ Public API (arguments validated; bad input raises ``ValueError``/``TypeError`` n
 :mod:`.brute_force` — ``brute_force_parity``; ``monotonicity_gap`` (``quantity="utility"`` for the lemma's
     control), ``attainment_gap``.
 :mod:`.experiment` — the chapter's populations and sweeps; ``required_samples`` (s* at fixed (ε, δ)),
-    ``nindep_study`` (the headline: s*(n) over n = 2 … 2,000 and its growth slope against ln n alternatives).
+    ``nindep_study`` (the headline: s*(n) over n = 2 … 2,000 and its growth slope against ln n alternatives),
+    ``confidence_study`` (Corollary 1.2: s*(δ) over three decades of δ, each law's ``law_misfit``).
 :mod:`.verdicts` — every row the chapter shows: ``PAPER_CLAIMS``, ``seeded_verdicts(seed)``,
     ``deterministic_verdicts()``, ``headline(...)``.
 :mod:`.theory` — sympy derivations; ``uniform_convergence_samples(eps, delta, constant=3456)``.
@@ -43,6 +44,12 @@ from .engine import (
 )
 from .experiment import (
     ACTIONS,
+    CONFIDENCE_LAWS,
+    COR_ACTIONS,
+    COR_DELTAS,
+    COR_EPS,
+    COR_REPS,
+    COR_S_VALUES,
     DELTA,
     EPS,
     MONO_ACTIONS,
@@ -51,10 +58,13 @@ from .experiment import (
     POP_SEED,
     REPS,
     S_VALUES,
+    ConfidenceStudy,
     NIndepStudy,
     chapter_population,
     chapter_sweeps,
+    confidence_study,
     growth_slope,
+    law_misfit,
     nindep_study,
     required_samples,
 )
@@ -84,6 +94,8 @@ __all__ = [
     "uniform_convergence_samples", "chapter_population", "chapter_sweeps", "required_samples", "nindep_study",
     "growth_slope", "NIndepStudy", "seeded_verdicts", "deterministic_verdicts", "PAPER_CLAIMS", "N_TYPES",
     "N_OUTCOMES", "ACTIONS", "MONO_ACTIONS", "S_VALUES", "REPS", "DELTA", "EPS", "POP_SEED", "CHAPTER_SEEDS",
+    "ConfidenceStudy", "confidence_study", "law_misfit", "CONFIDENCE_LAWS", "COR_ACTIONS", "COR_DELTAS", "COR_EPS",
+    "COR_REPS", "COR_S_VALUES",
 ]
 
 CHAPTER_SEEDS = (2026, 2027)  # 2026: the sweep and verdicts; 2027: the second sample of the first figure
@@ -94,4 +106,5 @@ FUZZ_BASE = {
     "nindep_study": {"sweeps": None},
     "seeded_verdicts": {"sweeps": "not a sweep"},  # the full rows run in tests/test_seed_robustness.py
     "headline": {"sweeps": "not a sweep"},
+    "confidence_study": {"seed": 0, "reps": 40, "s_values": (24, 96, 384, 1536), "eps": 0.05},
 }

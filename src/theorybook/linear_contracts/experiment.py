@@ -9,6 +9,13 @@ i.i.d. types shared by every population (common random numbers); nested samples 
 statistic is the least-squares slope ``b`` of ``ln s*(n)`` on ``ln ln n``: Theorem 1.1 (no n in the bound) predicts
 no growth; a bound with a union over actions, ε ∝ √(ln n / s), predicts ``s* ∝ ln n`` (b = 1), and ε ∝ ln n/√s
 predicts ``s* ∝ ln² n`` (b = 2).
+
+Confidence design (Corollary 1.2's ln(1/δ)) [reconstruction]. On the n = :data:`COR_ACTIONS` population,
+:data:`COR_REPS` independent streams, nested samples on :data:`COR_S_VALUES` (ratio 2^(1/3)); for each δ in
+:data:`COR_DELTAS`, ``s*(δ)`` is the least s at which the (1 − δ)-quantile of EUM's suboptimality U(α*) − U(α̂_s)
+falls to :data:`COR_EPS` (:func:`required_samples` with ``statistic="subopt"``). Corollary 1.2 predicts
+``s*(δ) = a + b·ln(1/δ)``; the rival with as many free parameters, ``s*(δ) = a + b/δ``, is what a variance-only
+(Chebyshev) bound gives. Each law's fit is scored by :func:`law_misfit` (√(1 − R²)).
 """
 
 from __future__ import annotations
@@ -26,6 +33,8 @@ from .engine import ContractTypes, SweepResult, kinks, quantile_band, random_typ
 __all__ = [
     "N_TYPES", "N_OUTCOMES", "ACTIONS", "MONO_ACTIONS", "S_VALUES", "REPS", "DELTA", "EPS", "POP_SEED",
     "NIndepStudy", "chapter_population", "chapter_sweeps", "required_samples", "nindep_study", "growth_slope",
+    "COR_ACTIONS", "COR_REPS", "COR_S_VALUES", "COR_DELTAS", "COR_EPS", "ConfidenceStudy", "confidence_study",
+    "law_misfit", "CONFIDENCE_LAWS",
 ]
 
 # The chapter's scale (CPU). Type count and repetitions are arguments of the functions: raise them on a GPU.
@@ -38,6 +47,15 @@ REPS = 200
 DELTA = 0.05
 EPS = 0.005  # the accuracy at which s*(n) is measured (mid-grid for every n of the family)
 POP_SEED = 0  # the populations are fixed; the seed of the verdicts drives the sampling
+# Corollary 1.2's confidence scan: enough repetitions for the 0.999 quantile (the 4th largest of 4,000 values)
+COR_ACTIONS = 2
+COR_REPS = 4000
+COR_S_VALUES = tuple(int(round(24 * 2 ** (j / 3))) for j in range(20))  # 24 … 1,935, ratio 2^(1/3)
+COR_DELTAS = (0.3, 0.1, 0.03, 0.01, 0.003, 0.001)  # three decades of δ, half a decade apart
+COR_EPS = 0.004
+#: The laws of s*(δ) compared, each a + b·x(δ) with two free parameters: the claim's and the Chebyshev rival's.
+CONFIDENCE_LAWS = {"ln(1/δ)": lambda d: np.log(1.0 / d), "1/δ": lambda d: 1.0 / d, "δ^(−1/2)": lambda d: d ** -0.5}
+COR_SEED_OFFSET = 1_000_003  # the confidence streams are drawn apart from the chapter sweep's (same seed)
 
 
 def chapter_population(n_actions: int, n_types: int = N_TYPES, n_outcomes: int = N_OUTCOMES,
@@ -141,3 +159,59 @@ def nindep_study(sweeps: dict[int, SweepResult], eps: float = EPS, delta: float 
     if not np.all(np.isfinite(alt)):
         raise ValueError(f"Invalid eps: {eps} is not reached by the per-action means for every n (s* = {alt})")
     return NIndepStudy(n, s_star, growth_slope(n, s_star), alt, growth_slope(n, alt), float(eps), float(delta))
+
+
+def law_misfit(x: Any, y: Any) -> float:
+    """√(1 − R²) of the least-squares line y ≈ a + b·x: the residual RMS over the RMS spread of y (0 = exact law,
+    1 = no better than a constant). Scores a law of s*(δ) with its two free parameters."""
+    xx = np.asarray(x, dtype=np.float64)
+    yy = np.asarray(y, dtype=np.float64)
+    finite = bool(np.all(np.isfinite(xx)) and np.all(np.isfinite(yy)))
+    if xx.ndim != 1 or xx.shape != yy.shape or xx.size < 3 or not finite or np.ptp(xx) == 0:
+        raise ValueError("Invalid x/y: need ≥ 3 finite points of the same length with distinct x")
+    yc = yy - yy.mean()
+    tss = float(yc @ yc)
+    if tss == 0.0:
+        return 0.0
+    xc = xx - xx.mean()
+    b = float(xc @ yc) / float(xc @ xc)
+    res = yc - b * xc
+    return float(math.sqrt(max(float(res @ res), 0.0) / tss))
+
+
+class ConfidenceStudy(NamedTuple):
+    """Corollary 1.2's confidence scan: ``s_star[k]``, the least s with the (1 − δ_k)-quantile of U(α*) − U(α̂_s)
+    ≤ ε, for each ``delta[k]``; ``misfit[law]`` the :func:`law_misfit` of each law of :data:`CONFIDENCE_LAWS`;
+    ``subopt_quantiles`` (len(delta), len(s)) the measured quantile curves."""
+
+    delta: np.ndarray
+    s_star: np.ndarray
+    misfit: dict[str, float]
+    s: np.ndarray
+    subopt_quantiles: np.ndarray
+    eps: float
+    reps: int
+
+
+def confidence_study(seed: int, reps: int = COR_REPS, s_values: tuple[int, ...] = COR_S_VALUES,
+                     deltas: tuple[float, ...] = COR_DELTAS, eps: float = COR_EPS,
+                     n_actions: int = COR_ACTIONS) -> ConfidenceStudy:
+    """s*(δ) at fixed ε for each δ (Corollary 1.2: s = O(ln(1/δ)/ε²)) from ``reps`` nested i.i.d. streams drawn
+    with ``seed`` on the chapter population with ``n_actions`` actions, and each law's misfit over δ."""
+    sd = integer("seed", seed, 0, 2**63 - 1 - COR_SEED_OFFSET)
+    B = integer("reps", reps, 2)
+    e = number("eps", eps, 0.0, 1.0, low_open=True)
+    if not isinstance(deltas, (tuple, list)):
+        raise TypeError(f"Invalid deltas: {deltas!r} (must be a tuple of ≥ 3 confidence levels)")
+    if len(deltas) < 3:
+        raise ValueError(f"Invalid deltas: {deltas!r} (must hold ≥ 3 confidence levels: a scan)")
+    d = np.array([number("deltas", x, 0.0, 1.0, low_open=True, high_open=True) for x in deltas])
+    if np.unique(d).size != d.size:
+        raise ValueError(f"Invalid deltas: {deltas!r} (must be distinct)")
+    r = sample_complexity_sweep(chapter_population(n_actions), s_values, B, sd + COR_SEED_OFFSET)
+    s_star = np.array([_first_crossing(r.s, r.subopt, e, float(x)) for x in d])
+    if not np.all(np.isfinite(s_star)):
+        raise ValueError(f"Invalid eps: {eps} is not reached on the s-grid for every δ (s* = {s_star})")
+    quant = np.stack([quantile_band(np.maximum(r.subopt, 1e-300), 1.0 - float(x))[0] for x in d])
+    misfit = {name: law_misfit(f(d), s_star) for name, f in CONFIDENCE_LAWS.items()}
+    return ConfidenceStudy(d, s_star, misfit, np.asarray(r.s, dtype=np.float64), quant, e, B)

@@ -1,22 +1,28 @@
 """Every row the linear-contracts chapter shows, the paper's claims they test, and their controls.
 
-``seeded_verdicts(seed, sweeps)`` — the stochastic rows (the headline n-independence experiment, the generic
-s^(−1/2) rate, the EUM reduction); ``deterministic_verdicts()`` — sympy, the constants, the chaining integral, the
+``seeded_verdicts(seed, sweeps, confidence)`` — the stochastic rows (the headline n-independence experiment, the
+s^(−1/2) rate against EUM's faster-falling loss, Corollary 1.2's ln(1/δ) against Chebyshev's 1/δ, the generic per-n
+slopes, the EUM reduction); ``deterministic_verdicts()`` — sympy, the constants, the chaining integral, the
 engine against brute force, the monotonicity lemma with its control and what the tie rule buys;
-``headline(seed, sweeps)`` — the chapter's table (both, with ``PAPER_CLAIMS``).
+``headline(seed, sweeps, confidence)`` — the chapter's table (both, with ``PAPER_CLAIMS``).
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from ..check import Control, PaperClaim, Verdicts, z_threshold
+from ..check import Control, PaperClaim, Scan, Verdicts, z_threshold
 from ..device import one_thread
 from ..fit import loglog_slope
 from ..validate import integer
 from .brute_force import attainment_gap, brute_force_parity, monotonicity_gap
 from .engine import ContractTypes, SweepResult, quantile_band, random_types
 from .experiment import (
+    COR_ACTIONS,
+    COR_EPS,
+    COR_REPS,
     DELTA,
     EPS,
     MONO_ACTIONS,
@@ -24,8 +30,10 @@ from .experiment import (
     N_TYPES,
     POP_SEED,
     REPS,
+    ConfidenceStudy,
     chapter_population,
     chapter_sweeps,
+    confidence_study,
     nindep_study,
 )
 from .theory import (
@@ -38,20 +46,15 @@ from .theory import (
     derive_piece_deviation,
 )
 
-__all__ = ["PAPER_CLAIMS", "SLOPE_BAND", "GROWTH_MAX", "MONO_T100", "seeded_verdicts", "deterministic_verdicts",
-           "headline"]
+__all__ = ["PAPER_CLAIMS", "SLOPE_BAND", "GROWTH_MAX", "MONO_T100", "COR_MISFIT_MAX", "seeded_verdicts",
+           "deterministic_verdicts", "headline"]
 
 PAPER_CLAIMS: tuple[PaperClaim, ...] = (
     PaperClaim("Thm1.1-n", "uniform convergence of the principal's utility from s = O(ln(1/δ)/ε²) sampled agents, "
                "independent of the number of actions n (and outcomes m)", where="abstract"),
-    PaperClaim("rate", "the sample complexity is O(ln(1/δ)/ε²), i.e. accuracy ε ∝ s^(−1/2)",
-               where="abstract", quoted_only=True, reason_class="no measurable consequence",
-               why="the s^(−1/2) rate is generic (any finite class, and a grid-only engine, shows it), so the "
-                   "measured slopes are consistency checks, not a test of the paper"),
+    PaperClaim("rate", "the sample complexity is O(ln(1/δ)/ε²), i.e. accuracy ε ∝ s^(−1/2)", where="abstract"),
     PaperClaim("Cor1.2", "EUM is optimal: U(α*) − U(α̂) ≤ ε with O(ln(1/δ)/ε²) samples, matching the "
-               "Ω(ln(1/δ)/ε²) lower bound", where="abstract", quoted_only=True,
-               reason_class="no measurable consequence",
-               why="the lower bound is quoted; the reduction U(α*) − U(α̂) ≤ 2 sup|Û − U| is our derivation"),
+               "Ω(ln(1/δ)/ε²) lower bound", where="abstract", regime="confidence δ"),
     PaperClaim("lemma", "the expected reward R(α) is non-decreasing in α, although u(α, θ) is not",
                where="Lemma 2.1/2.2 (reviews' numbering)", source="secondary"),
     PaperClaim("ties", "the monotonicity lemma requires principal-favouring tie-breaking",
@@ -62,6 +65,11 @@ PAPER_CLAIMS: tuple[PaperClaim, ...] = (
 SLOPE_BAND = (-0.6, -0.4)
 #: The headline threshold: ln s*(n) may not grow with ln ln n (slope ≤ 0).
 GROWTH_MAX = 0.0
+#: Corollary 1.2: the largest misfit √(1 − R²) a law of s*(δ) may have (pilot in the row's basis).
+COR_MISFIT_MAX = 0.3
+COR_PILOT = "9101–9116"
+COR_PILOT_LN = "0.110 ± 0.038 (sd; max 0.171)"
+COR_PILOT_INV = "0.521 ± 0.042 (min 0.419)"
 #: Types of the n = 100 brute-force monotonicity search (n(n − 1)/2 pairs each).
 MONO_T100 = 25
 
@@ -72,10 +80,19 @@ def _check_sweeps(sweeps: dict[int, SweepResult] | None) -> None:
         raise TypeError(f"Invalid sweeps: {type(sweeps).__name__} (must be None or chapter_sweeps(...)'s dict)")
 
 
-def seeded_verdicts(seed: int, sweeps: dict[int, SweepResult] | None = None) -> Verdicts:
-    """The chapter's stochastic rows (display=False) from the sweep drawn with ``seed`` (or the given sweeps)."""
+def _check_confidence(confidence: ConfidenceStudy | None) -> None:
+    if confidence is not None and not isinstance(confidence, ConfidenceStudy):
+        raise TypeError(f"Invalid confidence: {type(confidence).__name__} (must be None or confidence_study(...)'s "
+                        "result)")
+
+
+def seeded_verdicts(seed: int, sweeps: dict[int, SweepResult] | None = None,
+                    confidence: ConfidenceStudy | None = None) -> Verdicts:
+    """The chapter's stochastic rows (display=False) from the sweep and the confidence scan drawn with ``seed``
+    (or the given ``sweeps`` and ``confidence``, as the chapter passes them to reuse its runs)."""
     sd = integer("seed", seed, 0, 2**63 - 1)
     _check_sweeps(sweeps)
+    _check_confidence(confidence)
     sw = chapter_sweeps(sd) if sweeps is None else sweeps
     v = Verdicts(f"Linear contracts — sampling (seed {sd})", display=False)
     st = nindep_study(sw)
@@ -102,19 +119,77 @@ def seeded_verdicts(seed: int, sweeps: dict[int, SweepResult] | None = None) -> 
         x = np.log(r.s)
         a = (x - x.mean()) / ((x - x.mean()) ** 2).sum()
         se_slope = float(np.abs(a) @ se)  # worst case: the log-quantiles fully correlated, adversely
-        v.between(f"rate (generic): log–log slope of the 95% quantile of sup|Û_s − U| in s, n = {int(n):,}",
+        v.between(f"rate per n (engine check): log–log slope of the 95% quantile of sup|Û_s − U| in s, n = {int(n):,}",
                   loglog_slope(r.s, q).slope, *SLOPE_BAND, kind="consistency", source="paper",
                   basis=(f"model: order-statistic SE of each log-quantile (B = {REPS}); slope SE ≤ Σ|a_j|SE_j = "
                          f"{se_slope:.3f}; z(1e−3, {len(sw)} rows) = {z:.2f} → {z * se_slope:.3f} < 0.1, the band's "
                          "half-width fixed in advance"),
                   note="the CLT rate any finite class shows (a grid-only engine gives −0.49 too): a check of the "
                        "engine and the sampler, not of the paper")
+    _rate_row(v, sw)
+    _confidence_row(v, confidence_study(sd) if confidence is None else confidence)
     worst = max(float((r.subopt - 2 * r.sup_dev).max()) for r in sw.values())
     n_cases = sum(r.subopt.size for r in sw.values())
     v.less(f"EUM: U(α*) − U(α̂) ≤ 2·sup|Û_s − U| in all {n_cases:,} (rep, s, n) cases; max excess", worst, 1e-12,
            kind="consistency", source="derived", basis="model: float64 round-off of sums of ≤ 2,000 terms",
            note="the corollary's proof step, with α̂ (argmax of Û_s) and sup|Û_s − U| computed separately")
     return v
+
+
+def _mean_slope(s: np.ndarray, x: np.ndarray) -> tuple[float, float]:
+    """Log–log slope of the mean of ``x`` (reps, S) on s, and its SE bound Σ_j |a_j| SE(ln mean_j) (the log-means
+    fully correlated, adversely; SE(ln mean_j) = sd_j/(√B mean_j), the CLT)."""
+    m = x.mean(0)
+    se = x.std(0, ddof=1) / (math.sqrt(x.shape[0]) * m)
+    ls = np.log(s)
+    a = (ls - ls.mean()) / ((ls - ls.mean()) ** 2).sum()
+    return loglog_slope(s, m).slope, float(np.abs(a) @ se)
+
+
+def _rate_row(v: Verdicts, sw: dict[int, SweepResult]) -> None:
+    fits = [_mean_slope(r.s, r.sup_dev) for r in sw.values()]
+    fast = [_mean_slope(r.s, r.subopt) for r in sw.values()]
+    slope = float(np.mean([f[0] for f in fits]))
+    se = float(np.mean([f[1] for f in fits]))  # the SE of a mean of four is at most the mean of their SEs
+    z = z_threshold(1e-3)
+    ns = ", ".join(f"{int(n):,}" for n in sw)
+    s0, s1 = int(next(iter(sw.values())).s[0]), int(next(iter(sw.values())).s[-1])
+    v.between(f"rate: log–log slope of the mean sup|Û_s − U| in s (s = {s0:,} … {s1:,}), averaged over n = {ns}",
+              slope, *SLOPE_BAND, kind="reproduces", source="paper", tests="rate",
+              control=Control("EUM's mean suboptimality U(α*) − U(α̂_s), same draws and fit: its slope",
+                              float(np.mean([f[0] for f in fast])),
+                              why="a sceptic's fast rate: excess risk under a margin (or realizable) condition falls "
+                                  "like s^(−1), so the principal's loss might beat ε ∝ s^(−1/2) — measured here on the "
+                                  "statistic such arguments bound, so the test is shown to see a faster rate",
+                              tuned="none needed: the same sweeps, s-grid, averaging over n and least-squares fit"),
+              basis=(f"model: CLT SE of each log-mean (B = {REPS}); slope SE ≤ Σ|a_j|SE_j = {se:.4f}; "
+                     f"z(1e−3) = {z:.2f} → {z * se:.3f} < 0.1, the band's half-width (fixed in advance, as the "
+                     "per-n rows'), so −1/2 passes w.p. ≥ 1 − 1e−3 and the fast rate −1 lies 5 half-widths out; "
+                     "pilot: seeds 9013–9024 gave −0.499 ± 0.003 (sd), the control −0.711 ± 0.009"),
+              note="per-n slopes " + ", ".join(f"{f[0]:.3f}" for f in fits) + "; EUM's " +
+                   ", ".join(f"{f[0]:.3f}" for f in fast) + " — the principal's loss falls faster than s^(−1/2) on "
+                   "our family (consistent with the O(·) upper bound, which is tight only for the worst case)")
+
+
+def _confidence_row(v: Verdicts, cs: ConfidenceStudy) -> None:
+    ds = ", ".join(f"{d:g}" for d in cs.delta)
+    shown = ", ".join(f"{s:,.0f}" for s in cs.s_star)
+    v.less(f"Cor 1.2 ln(1/δ): misfit √(1 − R²) of s*(δ) = a + b·ln(1/δ), s*(δ) the least s with the (1 − δ)-quantile "
+           f"of U(α*) − U(α̂_s) ≤ {cs.eps:g} (n = {COR_ACTIONS}, δ = {ds})", cs.misfit["ln(1/δ)"], COR_MISFIT_MAX,
+           kind="reproduces", source="paper", tests="Cor1.2",
+           control=Control("Chebyshev's law s*(δ) = a + b/δ, fitted to the same s*(δ): its misfit", cs.misfit["1/δ"],
+                           why="without exponential concentration — a variance (Chebyshev) bound, or an in-expectation "
+                               "guarantee — the sample size grows like 1/δ, not ln(1/δ); the rival law with the same "
+                               "two free parameters",
+                           tuned="none needed: least squares with the same two free parameters on the same s*(δ)"),
+           scan=Scan("δ", tuple(float(d) for d in cs.delta), tuple(float(s) for s in cs.s_star)),
+           basis=(f"pilot: seeds {COR_PILOT} (the same design: B = {COR_REPS}, ε = {COR_EPS:g}) gave misfits "
+                  f"{COR_PILOT_LN} for ln(1/δ) and {COR_PILOT_INV} for 1/δ; the bound {COR_MISFIT_MAX:g} was fixed "
+                  "between them before the chapter's run, ≥ 5 pilot sd from each (false alarm ≪ 1e−3 under a Gaussian "
+                  "spread)"),
+           note=f"s*(δ) = {shown}; the δ^(−1/2) law (a fourth-moment bound) has misfit {cs.misfit['δ^(−1/2)']:.3f} — "
+                "between the two, and not separated from ln(1/δ) at 1e−3 at this scale, so it is not claimed "
+                "excluded; the Ω lower bound (the 'optimal') is quoted, not tested")
 
 
 def _mono_population(n: int) -> ContractTypes:
@@ -213,12 +288,14 @@ def _deterministic_verdicts() -> Verdicts:
     return v
 
 
-def headline(seed: int, sweeps: dict[int, SweepResult] | None = None) -> Verdicts:
+def headline(seed: int, sweeps: dict[int, SweepResult] | None = None,
+             confidence: ConfidenceStudy | None = None) -> Verdicts:
     """The chapter's table: the deterministic and the seeded rows, with ``PAPER_CLAIMS``."""
     sd = integer("seed", seed, 0, 2**63 - 1)
     _check_sweeps(sweeps)
+    _check_confidence(confidence)
     v = Verdicts("Linear contracts: sample complexity of EUM — headline claims", claims=PAPER_CLAIMS)
     v.extend(deterministic_verdicts())
-    v.extend(seeded_verdicts(sd, sweeps))
+    v.extend(seeded_verdicts(sd, sweeps, confidence))
     return v
 
