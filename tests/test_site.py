@@ -360,7 +360,9 @@ def _code_cell_sources() -> str:
     text, whose lines wrap)."""
     out = []
     for md in sorted((ROOT / "book").rglob("*.md")):
-        out += re.findall(r"^```\{code-cell\}[^\n]*\n(.*?)^```", md.read_text(encoding="utf-8"), re.S | re.M)
+        for body in re.findall(r"^```\{code-cell\}[^\n]*\n(.*?)^```", md.read_text(encoding="utf-8"), re.S | re.M):
+            # a cell's YAML header (tags, a figure's caption) is rendered prose, not code
+            out.append(re.sub(r"\A---\n.*?\n---\n", "", body, flags=re.S))
     return re.sub(r"\s+", "", "".join(out))
 
 
@@ -700,6 +702,32 @@ def test_live_js_rejects_foreign_hosts():
     src = (ROOT / "_static" / "live.js").read_text()
     assert 'var base = "http://127.0.0.1:" + live.port;' in src
     assert re.search(r"/\^\[0-9\]\{2,5\}\$/", src)
+
+
+def test_figures_and_key_equations_are_numbered(built_book):
+    """Every chapter numbers its figures (a caption with "Fig. n" around the cell's image) and at least one key
+    equation, and cites them from its text: every figure and equation number is the target of a reference."""
+    from bs4 import BeautifulSoup
+
+    bad = []
+    for page in PAGES:
+        if page.count("/") != 2:  # chapters are book/<part>/<slug>.html
+            continue
+        soup = BeautifulSoup((HTML / page).read_text(encoding="utf-8"), "html.parser")
+        figs = soup.select("main figure")
+        numbered = [f for f in figs if f.select_one("figcaption .caption-number")]
+        eqs = soup.select("main div.math span.eqno")
+        if not numbered:
+            bad.append(f"{page}: no numbered figure")
+        if not eqs:
+            bad.append(f"{page}: no numbered equation")
+        linked = {a.get("href", "").split("#")[-1] for a in soup.select("main a.reference.internal")}
+        for f in numbered:
+            if f.get("id") not in linked:
+                bad.append(f"{page}: figure {f.get('id')!r} is never referenced")
+            if not f.select_one("img"):
+                bad.append(f"{page}: figure {f.get('id')!r} holds no image")
+    assert not bad, "; ".join(bad[:10])
 
 
 # ---------------------------------------------------------------------------------------------- reading layout
