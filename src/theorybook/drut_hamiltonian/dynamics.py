@@ -537,6 +537,14 @@ def _readout(z: torch.Tensor, S: torch.Tensor, flip: float, gen: torch.Generator
     return xy[0], xy[1]
 
 
+def _read_phase(X: torch.Tensor, Y: torch.Tensor, estimator: str) -> torch.Tensor:
+    """The phase read from the sample means: ``atan2(Ȳ, X̄)``, or the naive ``sign(Ȳ)·arccos(X̄)`` that takes the
+    shrunken ``⟨X⟩ = (1 − 2δ)cos φ`` for ``cos φ``."""
+    if estimator == "atan2":
+        return torch.atan2(Y, X)
+    return torch.where(Y >= 0, 1.0, -1.0) * torch.arccos(X.clamp(-1.0, 1.0))
+
+
 def _spam(flip: Any, offset: Any) -> tuple[float, float]:
     return (number("flip", flip, 0.0, 0.5, high_open=True), number("offset", offset, -math.pi, math.pi))
 
@@ -581,10 +589,7 @@ def rpe(C: Any, J: int, shots: Any, *, t0: float = 1.0, flip: float = 0.0, offse
             raise ValueError("Invalid signal: must be finite with |signal| ≤ 1")
         z = (sig[:, None] * complex(math.cos(offset), math.sin(offset))).expand(J + 1, *Cr.shape)
     X, Y = _readout(z, Sj.reshape(shape), flip, gen)
-    if estimator == "atan2":
-        theta = torch.atan2(Y, X)
-    else:
-        theta = torch.where(Y >= 0, 1.0, -1.0) * torch.arccos(X.clamp(-1.0, 1.0))
+    theta = _read_phase(X, Y, estimator)
     est = torch.empty(z.shape, dtype=RDTYPE, device=dev)
     est[0] = theta[0] / t0
     for j in range(1, J + 1):
@@ -617,10 +622,7 @@ def ramsey(C: Any, T: Any, *, t: float = 1.0, flip: float = 0.0, offset: float =
     phi = Ct.expand(len(Ts), reps, *Ct.shape) * t + offset
     n = torch.tensor(n_pairs, dtype=RDTYPE, device=dev).reshape(shape)
     X, Y = _readout(torch.exp(1j * phi), n, flip, gen)
-    if estimator == "atan2":
-        est = torch.atan2(Y, X) / t
-    else:
-        est = torch.where(Y >= 0, 1.0, -1.0) * torch.arccos(X.clamp(-1.0, 1.0)) / t
+    est = _read_phase(X, Y, estimator) / t
     return est[0] if scalar_T else est
 
 

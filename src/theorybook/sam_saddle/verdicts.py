@@ -207,6 +207,8 @@ def seeded_verdicts(seed: int, *, run: StochasticRun | None = None) -> Verdicts:
 
     # The abstract's "escapes more slowly than SGD": paired sign test on the escape step, SAM against SGD on the
     # same noise (common random numbers), every (γ, B) cell; the control splits the SGD paths in two halves.
+    med, med_sgd = run.esc_median, run.esc_sgd.median(0).values
+    excess = med / med_sgd  # SAM/SGD median escape step, (γ, B)
     m_cells = run.esc.shape[1] * run.esc.shape[2]
     z_slow = _sign_z(run.esc, run.esc_sgd)
     h = run.esc_sgd.shape[0] // 2
@@ -224,11 +226,9 @@ def seeded_verdicts(seed: int, *, run: StochasticRun | None = None) -> Verdicts:
                     f"Bonferroni over the m = {m_cells} cells; under the null a path's SAM and SGD steps are "
                     "exchangeable",
               note=f"paired on common noise, {ESC_PATHS} paths per cell; SAM/SGD median escape step "
-                   f"{float((run.esc_median / run.esc_sgd.median(0).values).min()):.2f}–"
-                   f"{float((run.esc_median / run.esc_sgd.median(0).values).max()):.2f}× over the cells")
+                   f"{float(excess.min()):.2f}–{float(excess.max()):.2f}× over the cells")
 
     # Theorem 3's direction: shared with SGD with momentum (ρ = 0), so it is no SAM-specific evidence
-    med, med_sgd = run.esc_median, run.esc_sgd.median(0).values
     v.true("Escape step falls with momentum γ and rises with batch size B (every cell; medians of 256 paths) — "
            "SGD with momentum (ρ = 0) shows the same orderings", _strictly(med, 0, True) and _strictly(med, 1, False),
            kind="consistency", source="secondary",
@@ -236,7 +236,6 @@ def seeded_verdicts(seed: int, *, run: StochasticRun | None = None) -> Verdicts:
            note="the [derived] prediction puts neighbouring γ ≥ 50 % and B ≥ 39 % apart; not a reproduction: "
                 "plain SGD with momentum passes the same test (the SAM-specific row follows)")
     # Theorem 3, SAM-specific: momentum shrinks SAM's escape-time excess over SGD (paired, same noise)
-    excess = med / med_sgd  # (γ, B)
     s_sam = float(torch.log(excess[0] / excess[-1]).mean())
     h = run.esc_sgd.shape[0] // 2
     ex_null = run.esc_sgd[:h].median(0).values / run.esc_sgd[h:2 * h].median(0).values
