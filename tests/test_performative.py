@@ -504,6 +504,25 @@ def test_reproductions_have_failing_controls_and_claims():
     v = headline(0, ex, display=False)
     assert v.passed and tuple(v.claims) == PAPER_CLAIMS
     rep = [r for r in v.rows if r.kind == "reproduces"]
-    assert len(rep) == 2 and all(r.controls and not any(c["passes"] for c in r.controls) for r in rep)
+    assert len(rep) == 4 and all(r.controls and not any(c["passes"] for c in r.controls) for r in rep)
     ids = {c.id for c in PAPER_CLAIMS}
     assert all(r.tests in ids for r in v.rows if r.kind in ("reproduces", "differs"))
+
+
+def test_saturating_transition_keeps_theorem_310_bound_and_frozen_is_eps_only():
+    from theorybook.performative.verdicts import thm310_scan
+
+    pop = population(1500, seed=8)
+    tr = retrain(pop.X, pop.y, 8, 0.25, saturation=0.3)
+    sc = thm310_scan(tr, 0.25, (2, 4, 8))
+    assert bool((sc.drift <= sc.bound * (1 + 1e-12)).all())  # Theorem 3.10's drift term still bounds it
+    assert float(sc.drift[-1]) > float(sc.rival[-1])  # the model's response drives the drift past δ₁Σε^s
+    frozen = retrain(pop.X, pop.y, 8, 0.25, saturation=0.3, frozen=True)
+    assert float(frozen.total_drift[-1]) == pytest.approx(float(sc.rival[-1]), rel=1e-12)  # no response: ε only
+    assert bool((frozen.theta_steps == 0).all())
+    with pytest.raises(ValueError):
+        retrain(pop.X, pop.y, 2, 0.25, saturation=0.0)
+    with pytest.raises(TypeError):
+        retrain(pop.X, pop.y, 2, 0.25, frozen=1)
+    with pytest.raises(ValueError):
+        thm310_scan(tr, 0.25, (2, 9))

@@ -457,7 +457,7 @@ class RetrainTrace(NamedTuple):
 
 
 def retrain(X: torch.Tensor, y: torch.Tensor, rounds: int, eps: float, *, mu: float = 1.0, kappa: float = 0.05,
-            lam: float = 1e-4) -> RetrainTrace:
+            lam: float = 1e-4, saturation: float | None = None, frozen: bool = False) -> RetrainTrace:
     """Repeated RERM θ̂_{t+1} = G(d̂_t), d̂_t = Tr(d̂_{t−1}, θ̂_t), under a stateful *gaming* transition
     [reconstruction]. States are translates d̂_0 + v of the sample (labels kept), and
 
@@ -469,6 +469,12 @@ def retrain(X: torch.Tensor, y: torch.Tensor, rounds: int, eps: float, *, mu: fl
     μ ≤ 1. Logistic RERM absorbs a translation in its intercept, b ↦ b − wᵀΔv, so G is L_a = ‖w‖-Lipschitz
     along ŵ and the drift obeys δ_{t+1} = ε(1 + μ L_a) δ_t: Theorem 3.10's one-step bound is tight, and the
     drift dies out for ε(1 + L_a) < 1 and grows geometrically for ε(1 + L_a) > 1 (μ = 1).
+
+    ``saturation=c`` makes the response non-linear (gaming effort saturates): the arms-race term
+    μ(b(θ) − b̂_1) becomes c·tanh(μ(b(θ) − b̂_1)/c). It is still 1-Lipschitz in θ (μ ≤ 1), so Tr stays jointly
+    ε-sensitive and Theorem 3.10's bound applies, but the one-step bound is no longer attained: the drift grows
+    at first and levels off below δ₁Σρ^s. ``frozen=True`` never retrains: every round reacts to θ̂_1 (deploy
+    once), the ablation without the model's response; ``thetas`` then stays θ̂_1 and ``theta_steps`` is 0.
     """
     X = _features(X)
     y = _labels(y, X, binary=False)
@@ -479,6 +485,10 @@ def retrain(X: torch.Tensor, y: torch.Tensor, rounds: int, eps: float, *, mu: fl
     mu = number("mu", mu, 0.0, 1.0)
     kappa = number("kappa", kappa, 0.0, 1.0)
     lam = number("lam", lam, 0.0, math.inf, low_open=True)
+    if saturation is not None:
+        saturation = number("saturation", saturation, 0.0, math.inf, low_open=True)
+    if not isinstance(frozen, bool):
+        raise TypeError(f"Invalid frozen: {frozen!r} (must be a bool)")
     model = fit_logistic(X, y, lam)
     w_norm = float(torch.linalg.vector_norm(model.w))
     if w_norm == 0.0:
@@ -488,13 +498,21 @@ def retrain(X: torch.Tensor, y: torch.Tensor, rounds: int, eps: float, *, mu: fl
     v = torch.zeros_like(X[0])
     thetas, shifts, steps, totals, dth = [model.theta], [v], [], [], []
     for t in range(rounds):
-        v_new = eps * v - eps * (kappa + mu * (model.b - b_ref)) * direction
+        race = mu * (model.b - b_ref)
+        if saturation is not None:
+            race = saturation * torch.tanh(race / saturation)
+        v_new = eps * v - eps * (kappa + race) * direction
         steps.append(torch.linalg.vector_norm(v_new - v))
         totals.append(torch.linalg.vector_norm(v_new))
         v = v_new
         if not math.isfinite(float(v.abs().max())) or float(v.abs().max()) > 1e6:
             raise ValueError(f"Invalid rounds/eps: the drift left any sensible range at round {t + 1} "
                              f"(|v| = {float(v.abs().max()):.3g}); lower rounds or eps")
+        if frozen:
+            dth.append(torch.zeros_like(model.b))
+            thetas.append(model.theta)
+            shifts.append(v)
+            continue
         new = _newton(X + v, y, lam, theta0=model.theta)
         if not new.converged:
             raise ValueError(f"Invalid rounds/eps: retraining did not converge at round {t + 1}; lower rounds or eps")

@@ -15,10 +15,10 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
-from ..check import Control, PaperClaim, Planted, Verdicts
+from ..check import Control, PaperClaim, Planted, Scan, Verdicts
 from ..device import one_thread, resolve_device, to_numpy
 from ..fit import line_fit
-from ..validate import integer
+from ..validate import integer, number
 from .experiment import (
     LogisticModel,
     Population,
@@ -41,6 +41,7 @@ from .theory import (
     NOTEBOOK_38,
     BoundTerms,
     cor38_bound,
+    drift_bound,
     flip_distance,
     log_drift_bound,
     thm313_bound,
@@ -48,9 +49,9 @@ from .theory import (
 )
 
 __all__ = [
-    "CHAPTER_SEEDS", "POPULATION_SIZE", "SAMPLE_SIZE", "SHARES", "RETRAIN_SIZE", "ROUNDS", "REGIMES",
+    "CHAPTER_SEEDS", "Thm310Scan", "POPULATION_SIZE", "SAMPLE_SIZE", "SHARES", "RETRAIN_SIZE", "ROUNDS", "REGIMES",
     "Experiment", "run_experiment", "drift_rate", "synthetic_bound", "seeded_verdicts", "deterministic_verdicts",
-    "PAPER_CLAIMS", "GAP_STEP", "headline",
+    "PAPER_CLAIMS", "GAP_STEP", "headline", "GAMING_EPS", "SATURATION", "ROUND_SCAN", "TIGHTEN_MAX", "thm310_scan",
 ]
 
 PAPER_CLAIMS: tuple[PaperClaim, ...] = (
@@ -63,27 +64,32 @@ PAPER_CLAIMS: tuple[PaperClaim, ...] = (
                "(performative) ≈ 0.30 nats", where="Sec. 4 (case study)", source="secondary"),
     PaperClaim("thm3.10", "Under full performativity the performative term is governed by ε(1 + L_a): exponential "
                "growth in the retrainings T above 1, and it grows with m", where="Theorem 3.10", source="secondary",
-               quoted_only=True,
-               why="the chapter's gaming transition is built so that the one-step bound is attained: its drift "
-                   "factor is ε(1 + L_a) by construction and is shown as a consistency check",
-               reason_class="no measurable consequence"),
+               regime="retrainings T"),
     PaperClaim("thm3.13", "The generalisation gap is bounded by complexity + sampling + 2L_ℓR, the performative "
                "term dominating at large shares (Fig. 1.3)", where="Theorems 3.13, 3.15", source="secondary",
-               quoted_only=True,
-               why="with the synthetic problem's constants the bound is ≈ 100× the measured gap, so 'gap ≤ bound' "
-                   "cannot fail; the authors'-constants shape is a check of their formula, not a measurement",
-               reason_class="no measurable consequence"),
+               quoted_only=True, reason_class="no measurable consequence",
+               why="with the synthetic problem's constants the bound is ≥ 100× the measured gap, so 'gap ≤ bound' "
+                   "cannot fail. Its structure, a performative term 2L_ℓR that does not shrink with n, was tried as "
+                   "a scan of the gap over n at a fixed share (pilot seeds 9001–9004): the gap is flat in n, but so "
+                   "is the gap under random label flips of the same share (fitted exponents within ±0.03 for both), "
+                   "so flatness marks any fixed-share change of the data, not the performative term; the authors'-"
+                   "constants shape is a check of their formula, not a measurement"),
     PaperClaim("echo", "The population self-negates (a W-DRO sup) while the sample self-fulfils (a min-min)",
                where="Theorems 3.13/3.15 discussion", source="secondary", quoted_only=True,
-               why="illustrated with label-shift closed forms of our own [reconstruction]; the rows check those "
-                   "closed forms against solvers and invariants", reason_class="no measurable consequence"),
+               why="an identification of two functionals, not a prediction: the measured self-negated and "
+                   "self-fulfilled risks are feasible points of our label-shift ball [reconstruction], so they lie "
+                   "between the sup and the min-min by construction (consistency rows), and our self-negation (the "
+                   "top-score positives flip) is the sup's knapsack restricted to positives, so its nearness to the "
+                   "sup is built in too; that the two sides move apart with the share is what the 'tradeoff' row "
+                   "measures, against its controls",
+               reason_class="no measurable consequence"),
     PaperClaim("cor3.11", "Predicting with the initial fit θ̂₀ and charging the observed per-round drifts "
-               "tightens the guarantee", where="Corollary 3.11", source="secondary", quoted_only=True,
-               why="the bound has ≈ 15× slack on our transition, so 'risk increase ≤ bound' cannot fail; the "
-                   "numbers are shown in the prose, not as a row", reason_class="no measurable consequence"),
+               "tightens the guarantee", where="Corollary 3.11", source="secondary", regime="retrainings T"),
     PaperClaim("thm3.16", "Retraining on the sample, then on the population: cumulative performative excess risk",
                where="Theorem 3.16", source="secondary", quoted_only=True,
-               why="not covered: the sample-then-population schedule was not constructed here",
+               why="the secondary account gives no formula for how the sample phase's drift enters the population "
+                   "phase, so there is no stated quantity to measure the cumulative excess against; the schedule was "
+                   "not built here",
                reason_class="no measurable consequence"),
 )
 
@@ -100,6 +106,14 @@ SHARES = tuple(float(x) for x in np.linspace(0.02, 0.5, 7))
 RETRAIN_SIZE = 2_000
 ROUNDS = 10
 REGIMES = (0.15, 0.25)
+#: Theorem 3.10 / Corollary 3.11 on a transition *not* built to attain the one-step bound: the same gaming
+#: transition with a saturating (tanh, scale c) arms race, its strength ε, and the retraining counts T scanned.
+GAMING_EPS = 0.25
+SATURATION = 0.3
+ROUND_SCAN = (2, 4, 6, 8, 10)
+#: Corollary 3.11 row: the observed-drift bound must be at most this share of Theorem 3.10's worst case
+#: (pilot seeds 9001–9020: 0.21–0.42 on the saturating transition, 0.976–0.989 where the bound is attained).
+TIGHTEN_MAX = 0.9
 #: Theorem 3.13 with this problem's constants uses the notebook's δ and p.
 DELTA, P = 0.05, 2.0
 
@@ -121,6 +135,9 @@ class Experiment(NamedTuple):
     runs: dict  # ε → RetrainTrace
     oos: dict  # ε → (measured 𝓡(d_T, θ̂_0) − 𝓡(d_0, θ̂_0) on held-out units, Cor 3.11 bound L_ℓ(θ̂_0) Σ δ_t)
     pot_check: tuple[float, float]  # (POT W₂, translation W₂) for one transition step on 300 units
+    gaming: RetrainTrace  # the saturating (non-linear) gaming transition, ε = GAMING_EPS, c = SATURATION
+    gaming_oos: np.ndarray  # (len(ROUND_SCAN),): 𝓡(d_T, θ̂_0) − 𝓡(d_0, θ̂_0) on the held-out units, T ∈ ROUND_SCAN
+    gaming_L0: float  # L_ℓ(θ̂_0) of the saturating run's initial fit
 
 
 def synthetic_bound(tr: Tradeoff, i: int, *, n: int, p: float = P, delta: float = DELTA) -> tuple[BoundTerms, float]:
@@ -171,7 +188,16 @@ def run_experiment(seed: int, *, device=None) -> Experiment:
             oos[eps] = (measured, float(loss_lipschitz(th0)) * float(tr.step_drift.sum()))
         one = retrain(pop.X[tr_idx[:300]], pop.y[tr_idx[:300]], 1, REGIMES[-1])
         pot = (wasserstein(pop.X[tr_idx[:300]], one.features, 2.0), float(one.step_drift[0]))
-    return Experiment(seed, pop, samp, full, rand, c38, t313, sup_pop, inf_smp, base_pop, L1, runs, oos, pot)
+        # Theorem 3.10 / Corollary 3.11 on the saturating transition (same sample, same held-out units)
+        gaming = retrain(pop.X[tr_idx], pop.y[tr_idx], max(ROUND_SCAN), GAMING_EPS, saturation=SATURATION)
+        th = gaming.thetas[0].to(dev, pop.X.dtype)
+        th0 = LogisticModel(th[:-1], th[-1], 1e-4)
+        base0 = float(risk(th0, pop.X[held], pop.y[held]))
+        g_oos = np.array([float(risk(th0, pop.X[held] + gaming.shifts[T].to(dev, pop.X.dtype), pop.y[held])) - base0
+                          for T in ROUND_SCAN])
+        g_L0 = float(loss_lipschitz(th0))
+    return Experiment(seed, pop, samp, full, rand, c38, t313, sup_pop, inf_smp, base_pop, L1, runs, oos, pot,
+                      gaming, g_oos, g_L0)
 
 
 def drift_rate(trace: RetrainTrace) -> float:
@@ -182,6 +208,37 @@ def drift_rate(trace: RetrainTrace) -> float:
         raise ValueError("Invalid trace: need ≥ 3 rounds with positive drift to fit a rate")
     t = np.arange(1, len(trace.step_drift) + 1, dtype=np.float64)
     return float(np.exp(line_fit(t, np.log(to_numpy(trace.step_drift))).slope))
+
+
+class Thm310Scan(NamedTuple):
+    """Theorem 3.10 and Corollary 3.11 read off one retraining run at the counts T of ``rounds``."""
+
+    rounds: tuple[int, ...]
+    drift: np.ndarray  # W₂(d̂₀, d̂_T), measured (exact: a translation)
+    observed: np.ndarray  # Σ_{t≤T} δ_t, the observed per-round drifts (Corollary 3.11's charge)
+    bound: np.ndarray  # δ₁ Σ_{s<T} (ε(1 + L̂_a))^s, Theorem 3.10's worst case
+    rival: np.ndarray  # δ₁ Σ_{s<T} ε^s, the same bound without the model's response
+    L_a: float  # L̂_a read off the run (same-round pairs)
+
+
+def thm310_scan(trace: RetrainTrace, eps: float, rounds=ROUND_SCAN) -> Thm310Scan:
+    """The measured accumulated drift W₂(d̂₀, d̂_T) of a run of :func:`retrain` against Theorem 3.10's drift term
+    δ₁Σ_{s<T}(ε(1 + L̂_a))^s (L̂_a from the run's same-round pairs, :func:`estimate_La`), against the rival
+    δ₁Σ_{s<T}ε^s that charges only the transition's ε-sensitivity, and the observed charge Σ_{t≤T}δ_t of
+    Corollary 3.11, at each T of ``rounds`` (each ≤ the run's length)."""
+    if not isinstance(trace, RetrainTrace):
+        raise TypeError(f"Invalid trace: {type(trace).__name__} (must be a RetrainTrace from retrain())")
+    eps = number("eps", eps, 0.0, 1.0, low_open=True)
+    T_max = len(trace.step_drift)
+    rounds = tuple(integer("rounds[i]", T, 1, T_max) for T in rounds)
+    if not rounds:
+        raise ValueError("Invalid rounds: empty (need at least one retraining count)")
+    La = estimate_La(trace.theta_steps, trace.step_drift)
+    d1 = float(trace.step_drift[0])
+    W, cs = to_numpy(trace.total_drift), np.cumsum(to_numpy(trace.step_drift))
+    idx = [T - 1 for T in rounds]
+    return Thm310Scan(rounds, W[idx], cs[idx], np.array([drift_bound(T, eps * (1 + La), d1) for T in rounds]),
+                      np.array([drift_bound(T, eps, d1) for T in rounds]), La)
 
 
 def seeded_verdicts(seed: int, result: Experiment | None = None) -> Verdicts:
@@ -253,6 +310,46 @@ def seeded_verdicts(seed: int, result: Experiment | None = None) -> Verdicts:
                 estimate_La(tr.theta_steps, tr.step_drift), tr.L_a, rtol=0.03, kind="consistency", source="derived",
                 basis="model: the refit's change of w adds ≲ 2%",
                 note="‖G(d̂_t) − G(d̂_{t−1})‖ / W₂(d̂_{t−1}, d̂_t); the refit's change of w adds ≲ 2%")
+    # --- Theorem 3.10 and Corollary 3.11 on a transition not built to attain the one-step bound ----------
+    sc = thm310_scan(ex.gaming, GAMING_EPS)
+    lin = thm310_scan(ex.runs[GAMING_EPS], GAMING_EPS)  # the attaining (linear) run at the same ε
+    ratio = sc.drift / sc.bound
+    v.less(f"Thm 3.10: drift W₂(d̂₀, d̂_T) / its drift term δ₁Σ_(s<T)(ε(1 + L̂_a))^s, max over T ∈ {ROUND_SCAN} "
+           f"(saturating gaming, ε = {GAMING_EPS})", float(ratio.max()), 1.0, kind="reproduces", source="secondary",
+           tests="thm3.10",
+           control=Control("the rival drift term δ₁Σ_(s<T)ε^s (the transition's ε-sensitivity alone, without the "
+                           "model's response 1 + L_a): max W₂ / rival", float((sc.drift / sc.rival).max()),
+                           why="the reading that a jointly ε-contracting stateful transition keeps the drift below "
+                               "δ₁/(1 − ε) however often one retrains, i.e. that retraining's response adds nothing",
+                           tuned="none needed: the same run, ε and δ₁; only the factor (1 + L̂_a) removed"),
+           scan=Scan("retrainings T", ROUND_SCAN, tuple(float(x) for x in ratio)),
+           basis="paper: Theorem 3.10's inequality itself (drift ≤ drift term: ratio ≤ 1)",
+           note=f"the arms race saturates (c·tanh(·/c), c = {SATURATION}), so the one-step bound is not attained; "
+                f"the drift grows with T from {sc.drift[0]:.4f} (T = 2) to {sc.drift[-1]:.4f} (T = 10), "
+                f"{sc.drift[-1] / float(ex.gaming.step_drift[0]):.1f}× δ₁, past the rival's ceiling "
+                f"δ₁/(1 − ε) = {1 / (1 - GAMING_EPS):.2f}× δ₁; L̂_a = {sc.L_a:.3f} from the same run")
+    tight = ex.gaming_L0 * sc.observed
+    covered = bool((ex.gaming_oos <= tight).all())
+    share = sc.observed / sc.bound
+    v.less(f"Cor 3.11: observed-drift charge Σ_(t≤T)δ_t / Thm 3.10's worst case, T = {ROUND_SCAN[-1]} (∞ unless "
+           "θ̂₀'s held-out risk increase stays ≤ L_ℓ(θ̂₀)Σδ_t at every T)", float(share[-1]) if covered else math.inf,
+           TIGHTEN_MAX, kind="reproduces", source="secondary", tests="cor3.11",
+           control=[Control("the attaining transition (linear arms race; same ε, κ, units and rounds)",
+                            float(lin.observed[-1] / lin.bound[-1]),
+                            why="where the one-step bound is attained, observed drifts cannot tighten it: a pass "
+                                "there would mean the row measures the bound's arithmetic, not the observed drifts",
+                            tuned="none needed: the chapter's own ε = 0.25 run on the same 2,000 units; only the "
+                                  "tanh saturation removed"),
+                    Control("Theorem 3.10's worst-case charge itself (no drift observed)", 1.0,
+                            why="the guarantee the corollary claims to tighten", tuned="none needed: no parameter",
+                            weak="fails by construction: it is the ratio's denominator")],
+           scan=Scan("retrainings T", ROUND_SCAN, tuple(float(x) for x in share)),
+           basis="pilot: seeds 9001–9020 give 0.21–0.42 on this transition and 0.976–0.989 where the bound is "
+                 "attained; 0.9 lies between",
+           note=f"θ̂₀'s risk increase on the {POPULATION_SIZE - RETRAIN_SIZE:,} drifted held-out units is at most "
+                f"{float((ex.gaming_oos / tight).max()):.3f} of the observed-drift bound L_ℓ(θ̂₀)Σδ_t (Kantorovich–"
+                "Rubinstein is loose for a calibrated logistic fit), so 'still holds' alone could not fail; the row "
+                "tests the tightening, which only a transition that reacts less than the worst case allows")
     v.close("transition step: W₂ by the identity coupling = exact OT (POT), 300 units", ex.pot_check[1],
             ex.pot_check[0], rtol=1e-8, kind="consistency", source="derived",
             basis="model: network simplex in float64 on 300 atoms; round-off ≲ 1e-12 relative",
