@@ -475,8 +475,29 @@ def test_seeded_rows_controls_fail():
     v = seeded_verdicts(0)
     assert v.passed
     rep = [r for r in v.rows if r.kind == "reproduces"]
-    assert len(rep) == 5 and all(r.controls and not any(c["passes"] for c in r.controls) for r in rep)
+    assert len(rep) == 6 and all(r.controls and not any(c["passes"] for c in r.controls) for r in rep)
     assert all(r.source in ("derived", "reconstruction") for r in v.rows if r.kind == "consistency")
+    assert sum(r.tests == "experiments-synthetic" for r in rep) == 1
+
+
+def test_coarse_grid_experiment_shapes_and_validation():
+    from theorybook.annealing_robustness.dynamics import coarse_grid_experiment
+    from theorybook.annealing_robustness.verdicts import grid_verdicts
+
+    run = coarse_grid_experiment(3, T=200, n=200, d=5, n_paths=2)
+    assert set(run.etas) == set(run.excess) == set(run.ratio) == {"linear", "fixed", "inverse_sqrt"}
+    assert all(run.etas[h].shape == run.excess[h].shape == (10,) for h in run.etas)
+    assert run.fixed_best == pytest.approx(float(run.excess["fixed"].min()))
+    assert run.ratio["fixed"] >= 1.0 and run.ratio_annealed == run.ratio["linear"] > 0
+    for h in run.etas:
+        assert torch.allclose(run.etas[h][1:] / run.etas[h][:-1], torch.full((9,), 2.0, dtype=torch.float64))
+    assert float(run.etas["inverse_sqrt"][0]) > float(run.etas["fixed"][0])  # each grid centred on its own ideal
+    with pytest.raises(ValueError, match="Invalid lo/hi"):
+        coarse_grid_experiment(0, lo=-1, hi=1)
+    with pytest.raises(TypeError):
+        coarse_grid_experiment(True)
+    with pytest.raises(ValueError, match="Invalid run"):
+        grid_verdicts("not a run")
 
 
 def test_headline_validates():
