@@ -84,8 +84,14 @@ PAPER_CLAIMS: tuple[PaperClaim, ...] = (
                why="first quantisation (a squeezing bisection on a continuous register) is not simulated here",
                reason_class="no measurable consequence"),
     PaperClaim("hier", "Hierarchical learning (single-mode terms first) has Cov_hier ⪯ Cov_sim.", where="App. A",
-               source="secondary", quoted_only=True, why="left as an exercise; not run (a Monte-Carlo comparison is "
-               "planned)", reason_class="no measurable consequence"),
+               source="secondary", quoted_only=True,
+               why="App. A could not be read, and the secondary account gives neither its design nor its budget "
+                   "split: on the same design points and shots, C = Kg + e is linear with independent errors, so "
+                   "the simultaneous (noise-weighted) least-squares fit is the best linear unbiased estimator and "
+                   "Gauss–Markov already gives Cov_sim ⪯ Cov_hier (a Monte Carlo of that would be true by "
+                   "construction); the paper's ordering must rest on a different allocation (single-mode points, "
+                   "cluster designs, shots per stage) that we cannot reconstruct",
+               reason_class="no measurable consequence"),
 )
 
 #: The efficiency band of RPE: RMSE_C / CRB ∈ [1, 3]. Exact enumeration of the level-J atan2 estimator at S_J = 16

@@ -47,8 +47,10 @@ PAPER_CLAIMS: tuple[PaperClaim, ...] = (
                      "and universality"),
     PaperClaim("C3", "a sharper guarantee for the final model-ensemble step under an 'interpolated variance' "
                      "characterisation", quoted_only=True,
-               why="only the abstract could be read: the interpolated-variance condition and the ensemble step are "
-                   "not defined there", reason_class="no measurable consequence"),
+               why="only the abstract could be read: the interpolated-variance condition, the ensemble/selection "
+                   "rule and the sharper bound's form (constants, rate in the validation sample size) are not "
+                   "stated there; the digest's σ*² = E‖∇f(x*; ξ)‖² is offered only as an example, so neither the "
+                   "sharp bound nor its non-sharp rival can be computed", reason_class="no measurable consequence"),
     PaperClaim("C4", "a self-bounding analysis determines the grid's search ranges from observable quantities"),
     PaperClaim("D1", "fully parameter-free: the inputs need satisfy no unverifiable condition on the true "
                      "parameters (partially parameter-free methods need bounds on them)", where="definitions",

@@ -72,7 +72,10 @@ PAPER_CLAIMS: tuple[PaperClaim, ...] = (
                "at least half the time (Fishburn)", where="abstract", quoted_only=True,
                reason_class="no measurable consequence",
                why="the guarantee is the LP's own optimum (von Neumann's minimax theorem): a check of it checks the "
-                   "solver, so it is shown as a consistency row (a best-response scan on every sampled replicate)"),
+                   "solver, so it is shown as a consistency row (a best-response scan on every sampled replicate). "
+                   "The measurable version (the lottery fitted on sampled comparisons, scored against every pure "
+                   "opponent on the true preferences: worst-case win rate ≥ ½ − a sampling tolerance, with the "
+                   "Bradley–Terry winner as the failing control) is not yet built"),
     PaperClaim("ml-sensitive", "maximal lotteries are sensitive to heterogeneity across annotators and prompts and "
                "can put weight on models that badly underperform for some subpopulation", where="abstract"),
     PaperClaim("robust-reliable", "robust lotteries give more reliable win-rate guarantees across the annotator "
@@ -85,7 +88,9 @@ PAPER_CLAIMS: tuple[PaperClaim, ...] = (
     PaperClaim("axioms", "robust lotteries keep continuity, neutrality and monotonicity", where="§4",
                source="secondary", quoted_only=True, reason_class="no measurable consequence",
                why="no proof text could be read, so the axioms are checked on our reconstruction of the LP only "
-                   "(neutrality under permutation, monotonicity: consistency rows), not as the paper's claim"),
+                   "(studies.axiom_checks: neutrality under permutation, monotonicity: consistency rows), not as "
+                   "the paper's claim; continuity and a failing control (e.g. a tie-broken argmax) are not yet "
+                   "built"),
     PaperClaim("repro-4958", "an unofficial reproduction reports a held-out win rate of 49.58 % at ρ = 0.4 vs "
                "44.48 % for its baseline", where="third-party reproduction", source="secondary", quoted_only=True,
                reason_class="data not shippable", why="its data and its baseline are not known"),

@@ -54,7 +54,10 @@ PAPER_CLAIMS: tuple[PaperClaim, ...] = (
                source="secondary"),
     PaperClaim("cifar", "On CIFAR-10/100 (ResNet-18) SAM at large B and γ = 0 fails to train; momentum fixes it "
                "(Table 1: 95.08 % at ρ = 0.1, γ = 0.95)", where="Table 1", source="secondary", quoted_only=True,
-               why="CIFAR training is out of scope on a CPU and its settings were not recovered",
+               why="ResNet-18 training on CIFAR-10/100 needs a paper-scale GPU, and the paper's lr, epochs and "
+                   "weight decay were not recovered, so Table 1's 95.08 % cannot be re-measured; a small-scale proxy "
+                   "of the mechanism (SAM at large B with γ = 0 against γ > 0 on sklearn digits, step sizes tuned "
+                   "on the same grid) is not built yet — the momentum effect is tested only on the saddle (thm3)",
                reason_class="paper-scale GPU"),
 )
 

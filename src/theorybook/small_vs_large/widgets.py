@@ -10,6 +10,7 @@ from typing import NamedTuple
 
 import numpy as np
 import torch
+from matplotlib.ticker import NullLocator
 
 from ..device import to_numpy
 from ..plotting import COLORS, figure, label_axes
@@ -87,6 +88,9 @@ def render(d: int = 100, n_over_d: float = 1.0, eta: float = 0.1, a_star: float 
     label_axes(ax, "step t", "|a_t|", "second layer")
     ax2.axhline(1e-2, color="black", lw=0.8, ls=":", label="ε")
     label_axes(ax2, "step t", "1 − (w₁² + w₂²)", "misalignment", legend=False)
+    # log-axis minor ticks cost most of a frame's drawing (constrained layout measures each): without them the
+    # static explorer's CPU budget covers every control's extremes, so each control moves the precomputed frame
+    ax2.yaxis.set_minor_locator(NullLocator())
     tm = np.arange(s.mlp_ratio.shape[1])
     ax3.plot(tm, s.mlp_ratio[0], color=COLORS[2], label="N = 1,024 (repeated)")
     ax3.plot(tm, s.mlp_ratio[1], color=COLORS[3], label="fresh samples")
