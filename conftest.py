@@ -10,6 +10,7 @@ No paired ``.ipynb`` is ever written next to a chapter.
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -91,3 +92,20 @@ def pytest_collection_modifyitems(session, config, items):
         return next((i for i, key in enumerate(_LONGEST) if key in item.nodeid), len(_LONGEST))
 
     items.sort(key=rank)  # stable: equal ranks keep the collection order
+
+
+def pytest_configure(config):
+    """The controller (or a plain run) makes the folder in which the test processes share verdict runs
+    (``tests/verdict_runs.py``); xdist workers inherit its name through the environment."""
+    if hasattr(config, "workerinput") or os.environ.get("THEORYBOOK_VERDICT_RUNS"):
+        return
+    d = tempfile.mkdtemp(prefix="theorybook-verdict-runs-")
+    os.environ["THEORYBOOK_VERDICT_RUNS"] = d
+    config._theorybook_verdict_runs = d
+
+
+def pytest_unconfigure(config):
+    d = getattr(config, "_theorybook_verdict_runs", None)
+    if d:
+        shutil.rmtree(d, ignore_errors=True)
+        os.environ.pop("THEORYBOOK_VERDICT_RUNS", None)

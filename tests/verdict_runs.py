@@ -2,14 +2,21 @@
 
 ``tests/test_seed_robustness.py`` (20 unseen seeds per chapter, reproducibility) and ``tests/test_verdict_rules.py``
 (the verdict rules) both need ``seeded_verdicts(seed)`` and ``deterministic_verdicts()`` of every chapter package;
-these are the suite's heaviest calls, so each (package, seed) is computed once here and reused. A test that must see
+these are the suite's heaviest calls, so each (package, seed) is computed once here and reused — once per test run,
+not once per pytest-xdist worker: the workers share the pickled tables through a folder in the temp dir
+(:func:`shared_dir`), which the controller removes when the run ends (``conftest.py``). A test that must see
 a *fresh* run (the reproducibility checks) calls the builder itself and compares with the cached one.
 """
 
 from __future__ import annotations
 
+import fcntl
 import importlib
+import os
+import pickle
+from collections.abc import Callable
 from functools import cache
+from pathlib import Path
 
 from theorybook.check import Verdicts
 
@@ -26,15 +33,50 @@ def unseen_seeds(name: str) -> list[int]:
     return [s for s in ROBUSTNESS_SEEDS if s not in own][:N_SEEDS]
 
 
+#: The environment variable naming the folder the test processes of one run share (set by ``conftest.py``).
+SHARED_ENV = "THEORYBOOK_VERDICT_RUNS"
+
+
+def shared_dir() -> Path | None:
+    """The folder that the pytest-xdist workers of this run share (``conftest.py`` makes it in the temp dir before
+    the workers start, names it in :data:`SHARED_ENV` and removes it at the end), so that a run one worker computed
+    is read, not recomputed, by the others; ``None`` when unset."""
+    d = os.environ.get(SHARED_ENV)
+    return Path(d) if d and Path(d).is_dir() else None
+
+
+def _shared(key: str, build: Callable[[], Verdicts]) -> Verdicts:
+    """``build()`` once per test run across xdist workers: the first worker to ask holds a file lock while it
+    builds and pickles the table; a worker asking meanwhile waits for it and reads the pickle."""
+    d = shared_dir()
+    if d is None:
+        return build()
+    path = d / f"{key}.pkl"
+    with open(d / f"{key}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            if path.exists():
+                with open(path, "rb") as f:
+                    return pickle.load(f)
+            v = build()
+            tmp = path.with_suffix(".tmp")
+            with open(tmp, "wb") as f:
+                pickle.dump(v, f)
+            os.replace(tmp, path)
+            return v
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
 @cache
 def seeded(name: str, seed: int) -> Verdicts:
-    v = package(name).seeded_verdicts(seed)
+    v = _shared(f"{name}-{seed}", lambda: package(name).seeded_verdicts(seed))
     assert isinstance(v, Verdicts) and v.rows, f"{name}.seeded_verdicts({seed}) returned no rows"
     return v
 
 
 @cache
 def deterministic(name: str) -> Verdicts:
-    v = package(name).deterministic_verdicts()
+    v = _shared(f"{name}-deterministic", lambda: package(name).deterministic_verdicts())
     assert isinstance(v, Verdicts) and v.rows, f"{name}.deterministic_verdicts() returned no rows"
     return v
