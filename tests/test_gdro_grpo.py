@@ -14,13 +14,18 @@ from theorybook.gdro_grpo import (
     PILOT_SEEDS,
     allocate_rollouts,
     best_response_arm,
+    bilinear_games,
+    duality_gap,
     entropic_risk,
     entropic_weights,
     exp3p_weights,
+    gap_slopes,
     minimax_toy,
     neyman_allocation,
+    no_regret_play,
     pass_at_k,
     simulate,
+    step_tuning,
     theory,
 )
 
@@ -172,6 +177,7 @@ def test_claims_tagged_and_tested():
     assert ids["T4.2"].where == "abstract" and ids["eq27"].where == "abstract"
     assert ids["curriculum"].where != "abstract"
     assert ids["sensitivity"].regime == "η_q" and ids["pass8"].reason_class == "language model"
+    assert not ids["eq27"].quoted_only and ids["eq27"].regime == "horizon T"
     scan = {"eta_q": (0.1, 0.3, 1.0, 3.0), "gain": [0.005, 0.013, 0.045, 0.136],
             "planted_gain": [0.13, 0.13, 0.14, 0.13]}
     sv = sensitivity_verdicts(scan)
@@ -181,6 +187,55 @@ def test_claims_tagged_and_tested():
     diff = [r for r in rows if r.kind == "differs"]
     assert {r.tests for r in diff} == {"curriculum", "wse", "sensitivity"}
     assert all(r.planted is not None or r.untestable for r in diff)
+    rep = [r for r in rows if r.kind == "reproduces"]
+    assert {r.tests for r in rep} == {"L4.1", "T4.2", "eq27"} and len(rep) == 3
+
+
+def test_bilinear_games_plant_an_interior_equilibrium():
+    g = bilinear_games(5, n_games=3)
+    assert g.A.shape == (3, 5, 4) and g.c.shape == (3, 5) and g.q_star.shape == (3, 5) and g.theta_star.shape == (3, 4)
+    np.testing.assert_allclose(np.einsum("gb,gbd->gd", g.q_star, g.A), 0.0, atol=1e-12)  # q*ᵀA = 0
+    assert np.all(g.q_star > 0) and np.all(np.abs(g.theta_star) <= 0.5)
+    np.testing.assert_allclose(duality_gap(g, g.theta_star, g.q_star), 0.0, atol=1e-12)
+    gap = duality_gap(g, np.zeros((2, 3, 4)), np.full((2, 3, 5), 0.2))
+    assert gap.shape == (2, 3) and np.all(gap >= 0)
+
+
+def test_no_regret_play_shapes_identity_and_decay():
+    g = bilinear_games(3, n_games=2)
+    p = no_regret_play(g, (50, 200, 800), (1.0, 3.0))
+    assert p.avg_gap.shape == p.last_gap.shape == p.regret_theta.shape == (3, 2, 2)
+    bound = (p.regret_theta + p.regret_q) / np.array([50.0, 200.0, 800.0])[:, None, None]
+    np.testing.assert_allclose(p.avg_gap, bound, atol=1e-12)  # Eq. 27 is an equality for bilinear f
+    assert np.all(p.avg_gap > 0) and np.all(p.regret_q >= -1e-9)
+    assert gap_slopes(p.T, p.avg_gap).shape == (2, 2)
+    assert gap_slopes((1, 10, 100), [1.0, 0.1, 0.01]) == pytest.approx(-1.0)
+    a, b = no_regret_play(g, (50, 200)), no_regret_play(g, (50, 200))
+    np.testing.assert_array_equal(a.last_gap, b.last_gap)
+
+
+def test_step_tuning_small():
+    t = step_tuning(seeds=(1,), grid=(1.0, 3.0), n_games=2, T=(20, 40, 80))
+    assert t["grid"] == (1.0, 3.0) and len(t["avg_slope"]) == len(t["last_slope"]) == 2
+    assert t["best_avg"] in (1.0, 3.0) and t["best_last"] in (1.0, 3.0)
+
+
+@pytest.mark.parametrize("call", [
+    lambda g: no_regret_play("games"),
+    lambda g: no_regret_play(g, (0, 10)),
+    lambda g: no_regret_play(g, (10,), (True,)),
+    lambda g: no_regret_play(g, (10,), (-1.0,)),
+    lambda g: duality_gap(g, np.zeros((2, 3)), np.ones((2, 5))),
+    lambda g: duality_gap(g, np.full((2, 4), 2.0), np.full((2, 5), 0.2)),
+    lambda g: duality_gap(g, np.zeros((2, 4)), np.full((2, 5), math.nan)),
+    lambda g: gap_slopes((10, 10), [1.0, 2.0]),
+    lambda g: gap_slopes((10, 100), [1.0, -2.0]),
+    lambda g: bilinear_games(1.5),
+    lambda g: bilinear_games(0, n_games=0),
+])
+def test_bilinear_validation_raises(call):
+    with pytest.raises((ValueError, TypeError)):
+        call(bilinear_games(0, n_games=2))
 
 
 def test_eta_scan_small():

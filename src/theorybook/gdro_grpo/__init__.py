@@ -9,7 +9,9 @@ Public API (arguments validated; bad input raises ``ValueError``/``TypeError`` n
 its integer version at the exact budget (DP); ``best_response_arm(v, mu, arms)`` the shadow-price staircase.
 ``pass_at_k(p, k)`` — ``1 − (1 − p)^k``.
 ``simulate(method, ...)`` — GRPO / Prompt-GDRO / Rollout-GDRO (EXP3P + DP) / √-law allocator, batched over seeds.
-``minimax_toy(...)`` — Eq. 27 on a convex toy (OGD vs Hedge); ``lemma_check()``, ``sqrt_law_check()``,
+``minimax_toy(...)`` — Eq. 27 on a convex toy (OGD vs Hedge); ``bilinear_games(seed)``, ``no_regret_play(games, T,
+scales)``, ``duality_gap(games, θ, q)``, ``gap_slopes(T, y)``, ``step_tuning()`` — Eq. 27 on bilinear games, where
+only the averaged iterates converge (:mod:`.games`); ``lemma_check()``, ``sqrt_law_check()``,
 ``staircase_check()``, ``allocation_check()`` — the numerical checks of the statements.
 :mod:`theorybook.gdro_grpo.verdicts` — every row the chapter shows: ``PAPER_CLAIMS``, ``deterministic_verdicts()``,
 ``seeded_verdicts(seed)``, ``headline(runs, ablation)``; ``CHAPTER_SEEDS``.
@@ -34,6 +36,17 @@ from .experiment import (
     sqrt_law_check,
     staircase_check,
 )
+from .games import (
+    BILINEAR_T,
+    EQ27_STEP,
+    EQ27_STEP_LAST,
+    STEP_GRID,
+    bilinear_games,
+    duality_gap,
+    gap_slopes,
+    no_regret_play,
+    step_tuning,
+)
 from .theory import (
     allocate_rollouts,
     best_response_arm,
@@ -51,7 +64,8 @@ __all__ = [
     "allocation_check", "best_response_arm", "deterministic_verdicts", "entropic_risk", "entropic_weights",
     "exp3p_weights", "lemma_check", "minimax_toy", "neyman_allocation", "pass_at_k", "run_methods",
     "seeded_verdicts", "simulate", "sqrt_law_check", "staircase_check", "eta_scan", "seeded_runs",
-    "sensitivity_verdicts",
+    "sensitivity_verdicts", "BILINEAR_T", "EQ27_STEP", "EQ27_STEP_LAST", "STEP_GRID", "bilinear_games", "duality_gap",
+    "gap_slopes", "no_regret_play", "step_tuning",
 ]
 
 #: Cheap valid arguments for tests/test_api_fuzz.py (the other parameters keep their defaults).
@@ -72,5 +86,10 @@ FUZZ_BASE = {
                                       "planted_gain": [0.3, 0.3, 0.3]}},
     "minimax_toy": {"T": 20},
     "derive_zero_sum_advantage": {"n": 2},
+    "bilinear_games": {"seed": 0, "n_games": 2},
+    "no_regret_play": {"games": bilinear_games(0, 2), "T": (10, 20, 40)},
+    "duality_gap": {"games": bilinear_games(0, 2), "theta": [[0.0] * 4] * 2, "q": [[0.2] * 5] * 2},
+    "gap_slopes": {"T": (10, 100, 1000), "y": [1.0, 0.5, 0.2]},
+    "step_tuning": {"seeds": (1,), "grid": (1.0, 3.0), "n_games": 2, "T": (10, 20, 40)},
 }
 

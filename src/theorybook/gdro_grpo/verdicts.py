@@ -3,8 +3,9 @@
 ``deterministic_verdicts()`` — sympy, the numerical checks of Lemma 4.1 / Theorem 4.2, the staircase, the DP and
 Eq. 27 on the convex toy; ``simulation_verdicts(runs, ablation)`` — the rows read off the chapter's runs that the
 seed-robustness test does not re-run (√-law allocator, surrogate ablation); ``seeded_verdicts(seed, runs)`` — the
-stochastic rows, re-run on 20 unseen seeds by ``tests/test_seed_robustness.py``; ``headline(runs, ablation)`` —
-the chapter's table (all of them, with ``PAPER_CLAIMS``).
+stochastic rows (with Eq. 27 on bilinear games drawn from the seed), re-run on 20 unseen seeds by
+``tests/test_seed_robustness.py``; ``headline(runs, ablation)`` — the chapter's table (all of them, with
+``PAPER_CLAIMS``).
 """
 
 from __future__ import annotations
@@ -28,6 +29,18 @@ from .experiment import (
     staircase_check,
     tuning_results,
 )
+from .games import (
+    BILINEAR_T,
+    EQ27_GAMES,
+    EQ27_SLOPE,
+    EQ27_STEP,
+    EQ27_STEP_LAST,
+    STEP_GRID,
+    TUNING_SEEDS,
+    bilinear_games,
+    gap_slopes,
+    no_regret_play,
+)
 
 __all__ = ["PAPER_CLAIMS", "MATCHED_GAIN_BOUND", "SENSITIVE_RATIO", "deterministic_verdicts", "headline",
            "seeded_verdicts", "sensitivity_verdicts", "simulation_verdicts"]
@@ -46,14 +59,7 @@ PAPER_CLAIMS: tuple[PaperClaim, ...] = (
     PaperClaim("T4.2", "square-root (Neyman) law n*_b = n̄ √v_b / Σ q √v minimises Σ q v/n at budget n̄ (Theorem 4.2)",
                where="abstract"),
     PaperClaim("eq27", "no-regret guarantees: the duality gap of the averaged players ≤ (Regret_θ + Regret_q)/T "
-               "(Eq. 27)", where="abstract", quoted_only=True, reason_class="no measurable consequence",
-               why="the inequality holds for any sequence of iterates once the regrets are computed against the best "
-                   "fixed comparators, so a numerical check cannot test it; shown as a consistency check. Its "
-                   "measurable part, decay of the averaged gap with T, has no failing control on our toy: a pilot "
-                   "(OGD vs Hedge, seed 0) gave the averaged gap 0.080/0.039/0.019 at T = 50/200/800, but the LAST "
-                   "iterate's gap (the sceptic's control) was 2.8e-3/1.2e-4/9e-10, smaller and decaying faster, "
-                   "because f is strongly convex in θ. A control that fails needs a bilinear toy where simultaneous "
-                   "play cycles; not built"),
+               "(Eq. 27)", where="abstract", regime="horizon T"),
 )
 
 # Tolerances fixed on the pilot seeds PILOT_SEEDS before the chapter's seed was run (see the notes).
@@ -169,6 +175,44 @@ def simulation_verdicts(runs: dict[str, SimResult], ablation: SimResult) -> Verd
     return v
 
 
+def _eq27_rows(v: Verdicts, seed: int) -> None:
+    """Eq. 27 where the last iterate does not converge: bilinear games drawn from ``seed`` (:mod:`.games`)."""
+    play = no_regret_play(bilinear_games(seed, EQ27_GAMES), BILINEAR_T, (EQ27_STEP, EQ27_STEP_LAST))
+    avg = float(gap_slopes(play.T, play.avg_gap[:, 0]).mean())
+    last_same = float(gap_slopes(play.T, play.last_gap[:, 0]).mean())
+    last_tuned = float(gap_slopes(play.T, play.last_gap[:, 1]).mean())
+    grid = "{" + ", ".join(f"{x:g}" for x in STEP_GRID) + "}"
+    tune = (f"pilot seeds {TUNING_SEEDS[0]}–{TUNING_SEEDS[-1]} × {EQ27_GAMES} games, step scale s over {grid} "
+            f"(games.step_tuning), criterion the row's statistic (the most negative mean slope)")
+    T = ", ".join(f"{t:g}" for t in BILINEAR_T)
+    v.less(f"Eq. 27 on bilinear group-DRO games (ours; OGD vs Hedge, fixed-horizon steps, s = {EQ27_STEP:g}): fitted "
+           f"log–log slope of the AVERAGED players' duality gap over T ∈ {{{T}}}, mean over {EQ27_GAMES} games",
+           avg, EQ27_SLOPE, kind="reproduces", source="paper", tests="eq27",
+           control=[Control(f"the last iterate (θ_T, q_T) at its own tuned step s = {EQ27_STEP_LAST:g}", last_tuned,
+                            why="the sceptic's question — is averaging needed? The last iterate is what a practitioner "
+                                "keeps, and on the chapter's strongly convex toy it converges faster than the average",
+                            tuned=f"{tune}: s = {EQ27_STEP_LAST:g} for the last iterate (mean slope −0.133), "
+                                  f"s = {EQ27_STEP:g} for the averages (−0.546)"),
+                    Control(f"the last iterate of the same runs (s = {EQ27_STEP:g})", last_same,
+                            why="the same players and runs without the averaging step",
+                            tuned=f"the method's step s = {EQ27_STEP:g} ({tune})")],
+           scan=Scan("horizon T", BILINEAR_T, tuple(round(float(x), 5) for x in play.avg_gap[:, 0].mean(-1))),
+           basis="pilot: the theory's rate −1/2 plus 3.29 × 0.0215, the sd of this 8-game mean slope over pilot "
+                 "seeds 9111–9200 (mean −0.540, never above −0.481), = −0.43, rounded up to −0.4; on the same pilots "
+                 "the tuned last iterate gave −0.109 ± 0.028 (never below −0.168), 10 sd above the threshold",
+           note=f"a game of ours [reconstruction], linear in θ on a box with a planted interior equilibrium, so "
+                f"simultaneous play cycles: from T = {BILINEAR_T[0]} to {BILINEAR_T[-1]} the averages' gap falls from "
+                f"{play.avg_gap[0, 0].mean():.3f} to {play.avg_gap[-1, 0].mean():.4f}, the last iterate's from "
+                f"{play.last_gap[0, 1].mean():.2f} to {play.last_gap[-1, 1].mean():.2f} (s = {EQ27_STEP_LAST:g}) and "
+                f"from {play.last_gap[0, 0].mean():.2f} to {play.last_gap[-1, 0].mean():.2f} (s = {EQ27_STEP:g})")
+    bound = (play.regret_theta + play.regret_q) / np.asarray(play.T, dtype=float)[:, None, None]
+    v.less("Eq. 27 on the bilinear games: |gap(θ̄_T, q̄_T) − (Regret_θ + Regret_q)/T|, largest over horizons, steps "
+           "and games (an equality when f is linear in each player)", float(np.abs(play.avg_gap - bound).max()), 1e-9,
+           kind="consistency", source="derived",
+           basis="model: float64 rounding of sums of ≤ 10⁴ losses of size ≲ 10, divided by T: ≲ 1e-12",
+           note="checks our gap and regret computations; the identity holds for any iterates, so it tests no player")
+
+
 def seeded_verdicts(seed: int, runs: dict[str, SimResult] | None = None) -> Verdicts:
     """The stochastic rows the chapter shows (8 runs of 60 steps per method, all from ``seed``): GRPO and Prompt-GDRO
     at the tuned, matched step size ``LR_STAR``; Rollout-GDRO at the default lr (its rows concern the allocation)."""
@@ -180,6 +224,7 @@ def seeded_verdicts(seed: int, runs: dict[str, SimResult] | None = None) -> Verd
         runs = seeded_runs(s)
     g, pg, ro = runs["grpo"], runs["prompt_gdro"], runs["rollout_gdro"]
     v = Verdicts("GDRO for GRPO — simulated policy (stochastic rows)", display=False)
+    _eq27_rows(v, s)
     d = pg.topic_pass8[:, -1].min(1) - g.topic_pass8[:, -1].min(1)
     se = d.std(ddof=1) / math.sqrt(d.size)
     z = z_threshold(1e-3)
