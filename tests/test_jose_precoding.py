@@ -197,3 +197,33 @@ def test_verdict_rows_have_failing_controls():
         for r in v.rows:
             if r.kind == "reproduces":
                 assert r.controls and not any(c["passes"] for c in r.controls), r.claim
+
+
+# -- Corollary C.3 on the learned channel ---------------------------------------------------------------------------
+def test_trained_argmax_switches_weak_modes_off_like_water_filling():
+    from theorybook.jose_precoding.experiment import active_modes, numeric_capacity_argmax, switch_off_scan
+
+    G = torch.zeros(3, 5, dtype=F64)
+    G[0, 0], G[1, 1], G[2, 2] = 3.0, 2.0, 0.2  # gains 9, 4, 0.04: the third mode is off below P ≈ 49.6
+    Q = torch.eye(3, dtype=F64)
+    for P, on in ((0.1, 1), (1.0, 2), (30.0, 2), (80.0, 3)):
+        cap, S = numeric_capacity_argmax(G, Q, P, seed=1)
+        assert S.shape == (5, 5) and S.dtype == F64
+        assert float(torch.trace(S)) == pytest.approx(P, rel=1e-12)
+        assert cap == pytest.approx(float(jose(G, Q, P).capacity), abs=1e-9)
+        assert active_modes(S, P) == on == int((jose(G, Q, P).powers > 0).sum())
+    assert numeric_capacity_max(G, Q, 1.0, seed=1) == numeric_capacity_argmax(G, Q, 1.0, seed=1)[0]
+    assert active_modes(torch.diag(torch.tensor([1.0, 1e-9], dtype=F64)), 1.0) == 1
+    for bad in (lambda: active_modes(torch.ones(2, 3, dtype=F64), 1.0),
+                lambda: active_modes(torch.eye(2, dtype=F64), 0.0),
+                lambda: active_modes(torch.eye(2, dtype=F64), 1.0, tol=float("nan")),
+                lambda: switch_off_scan(1, powers=(1.0, -1.0)),
+                lambda: switch_off_scan(1, play_steps=10)):
+        with pytest.raises(ValueError, match="Invalid"):
+            bad()
+    with pytest.raises(TypeError):
+        active_modes(torch.eye(2, dtype=F64), True)
+    sw = switch_off_scan(5, powers=(1e-4, 1e-2, 1.0))
+    assert len(sw.trained) == len(sw.rival) == 3 and sw.trained == sw.water_filling
+    assert sw.trained[0] < sw.trained[-1] == 4 and sw.rival != sw.trained and set(sw.uniform) == {4}
+    assert sw.inactive_max < 1e-6 < sw.active_min and sw.capacity_gap < 1e-6

@@ -21,7 +21,8 @@ from .model import fit_dynamics
 from .plant import TendonFinger
 
 __all__ = ["CHAPTER_SEEDS", "POSTURES", "NOISE", "BENCH_CEM", "channel", "capacity_vs_k", "reach_activations",
-           "pca_synergies", "monte_carlo_mi", "plugin_bias", "learning_curve", "numeric_capacity_max"]
+           "pca_synergies", "monte_carlo_mi", "plugin_bias", "learning_curve", "numeric_capacity_max",
+           "numeric_capacity_argmax", "active_modes", "switch_off_scan"]
 
 CHAPTER_SEEDS = (3, 4)
 NOISE = 0.1  # σ of the next-velocity noise (rad/s): Q = σ² I
@@ -34,6 +35,11 @@ MC_SAMPLES = 2000
 BOOTSTRAP = 200
 PLAY_STEPS = 20_000
 VERDICT_PLAY = 6000
+#: Corollary C.3's pre-registered scan of the power budget P (decades across the finger's range: water-filling on
+#: the true channel switches the 2nd, 3rd and 4th mode on at P ≈ 5e-5, 1.5e-4 and 0.068)
+SWITCH_POWERS = (1e-4, 1e-3, 1e-2, 1e-1, 1.0)
+#: a mode is active when it carries more than MODE_TOL·P (pilot seeds 9001–9010: active ≥ 0.065·P, off ≤ 3e-16·P)
+MODE_TOL = 1e-6
 ANGLE_BOUND = 10.0  # degrees (pre-stated; pilot seeds 9001–9010 gave 3.5–6.1° at VERDICT_PLAY steps)
 #: The downstream experiment of bench/jose_precoding.py (design: :mod:`theorybook.jose_precoding.downstream`); the
 #: chapter re-runs ``CHAPTER_CEM_SEEDS`` of it.
@@ -148,10 +154,12 @@ def capacity_vs_k(ch: Channel, pca_act, power: float = POWER, *, n_random: int =
     return CapacityCurve(np.arange(1, n_a + 1), torch.stack(J), torch.stack(Pc), torch.stack(R, -1))
 
 
-def numeric_capacity_max(G, Q, power, *, restarts: int = 2, seed: int = 0) -> float:
-    """An independent check of Theorem C.1: maximise ``½ log det(I + G̃ΣG̃ᵀ)`` over all ``Σ = P·BBᵀ/‖B‖²_F``
-    (every ``Σ ⪰ 0`` with ``tr Σ = P``; ``B`` n_a × n_a) by scipy's L-BFGS with the analytic gradient, in numpy;
-    best of ``restarts`` random starts. No SVD and no water-filling are used."""
+def numeric_capacity_argmax(G, Q, power, *, restarts: int = 2, seed: int = 0) -> tuple[float, torch.Tensor]:
+    """An SVD-free maximiser of ``½ log det(I + G̃ΣG̃ᵀ)`` over all ``Σ = P·BBᵀ/‖B‖²_F`` (every ``Σ ⪰ 0`` with
+    ``tr Σ = P``; ``B`` n_a × n_a, i.e. a full-width precoder ``a = √P·Bz/‖B‖``, ``z ~ N(0, I)``), trained by scipy's
+    L-BFGS with the analytic gradient from random starts (best of ``restarts``). No SVD and no water-filling are
+    used: the returned ``(capacity, Σ)`` (Σ: n_a × n_a torch float64 on ``G``'s device) is a trained
+    representation, not the closed form."""
     from scipy.optimize import minimize
 
     from ..device import to_numpy
@@ -178,12 +186,95 @@ def numeric_capacity_max(G, Q, power, *, restarts: int = 2, seed: int = 0) -> fl
         return -0.5 * ld, -grad.ravel()
 
     rng = np.random.default_rng(seed)
-    best = -np.inf
+    best, best_b = -np.inf, None
     for _ in range(restarts):
         res = minimize(fg, rng.standard_normal(n * n), jac=True, method="L-BFGS-B",
                        options={"maxiter": 5000, "ftol": 1e-15, "gtol": 1e-11})
-        best = max(best, -float(res.fun))
-    return best
+        if best_b is None or -float(res.fun) > best:
+            best, best_b = -float(res.fun), res.x.reshape(n, n)
+    S = P * (best_b @ best_b.T) / float((best_b * best_b).sum())
+    return best, torch.as_tensor(0.5 * (S + S.T), dtype=torch.float64, device=Gt.device)
+
+
+def numeric_capacity_max(G, Q, power, *, restarts: int = 2, seed: int = 0) -> float:
+    """An independent check of Theorem C.1: the maximum of ``½ log det(I + G̃ΣG̃ᵀ)`` over all ``Σ ⪰ 0`` with
+    ``tr Σ = P``, found by :func:`numeric_capacity_argmax` (L-BFGS, no SVD and no water-filling)."""
+    return numeric_capacity_argmax(G, Q, power, restarts=restarts, seed=seed)[0]
+
+
+def active_modes(Sigma, power, *, tol: float = MODE_TOL) -> int:
+    """The number of directions a representation powers: eigenvalues of the action covariance ``Σ`` (n × n,
+    symmetric) above ``tol·P``."""
+    from ..validate import finite_tensor
+
+    S = finite_tensor("Sigma", Sigma, ndim=2)
+    if S.shape[0] != S.shape[1] or S.shape[0] < 1:
+        raise ValueError(f"Invalid Sigma: shape {tuple(S.shape)} (must be square n × n, n ≥ 1)")
+    P = number("power", power, 0.0, 1e12, low_open=True)
+    tol = number("tol", tol, 0.0, 1.0, low_open=True)
+    return int((torch.linalg.eigvalsh(0.5 * (S + S.mT)) > tol * P).sum())
+
+
+class SwitchOff(NamedTuple):
+    """Corollary C.3 on the learned channel, per power budget in ``powers``: active modes of the trained optimum
+    (:func:`numeric_capacity_argmax`), water-filling's count on the same learned channel and on the true one, and
+    the counts of two rival allocations on the learned channel (equal power on the modes above 0 dB; equal power on
+    every mode). ``active_min``/``inactive_max``: the trained optimum's smallest powered and largest unpowered
+    eigenvalue over ``P`` across the scan; ``capacity_gap``: max |trained − water-filled capacity| (nats)."""
+
+    powers: tuple[float, ...]
+    trained: tuple[int, ...]
+    water_filling: tuple[int, ...]
+    true: tuple[int, ...]
+    rival: tuple[int, ...]
+    uniform: tuple[int, ...]
+    active_min: float
+    inactive_max: float
+    capacity_gap: float
+
+
+def switch_off_scan(seed: int, powers=SWITCH_POWERS, *, posture=POSTURES["extended"], play_steps: int = VERDICT_PLAY,
+                    device: str | torch.device | None = None) -> SwitchOff:
+    """Fit the channel by least squares to ``play_steps`` random-play transitions (``seed``), then at each power
+    budget train the full-width representation by L-BFGS on the learned channel at ``posture`` and count the modes
+    it powers; compare with water-filling's count (learned and true channel) and with two rival allocations."""
+    seed = integer("seed", seed, 0)
+    play_steps = integer("play_steps", play_steps, 600, 200_000)
+    ps = tuple(number("powers", p, 0.0, 1e6, low_open=True) for p in powers)
+    if len(ps) < 1 or len(ps) > 32:
+        raise ValueError(f"Invalid powers: {len(ps)} values (must be 1–32)")
+    dev = resolve_device(device)
+    f = _finger(NOISE, dev)
+    from .core import _whiten, water_filling
+
+    with one_thread(dev):
+        m = fit_dynamics(f.play(play_steps, seed))
+        q = torch.as_tensor(np.asarray(posture, dtype=np.float64), device=dev)
+        Gl = m.G(q)
+        _, s, Vh = torch.linalg.svd(_whiten(Gl, m.Q), full_matrices=True)
+        g = s**2
+        g_true = jose(f.G(posture), _noise_cov(NOISE, dev), 1.0).singular_values ** 2
+        V = Vh[: g.shape[0]].mT
+        out: dict[str, list[int]] = {k: [] for k in ("trained", "wf", "true", "rival", "uniform")}
+        act_min, off_max, gap = np.inf, 0.0, 0.0
+        for i, P in enumerate(ps):
+            cap, S = numeric_capacity_argmax(Gl, m.Q, P, seed=seed + i)
+            ev = torch.linalg.eigvalsh(S).flip(0) / P
+            n_on = active_modes(S, P)
+            wf = water_filling(g, P)
+            n_wf = int((wf.powers > 0).sum())
+            out["trained"].append(n_on)
+            out["wf"].append(n_wf)
+            out["true"].append(int((water_filling(g_true, P).powers > 0).sum()))
+            # rival: equal power on the largest m modes whose equal share keeps each at SNR σ_m²P/m ≥ 1 (0 dB)
+            m_r = max([1] + [j for j in range(1, g.shape[0] + 1) if float(g[j - 1]) * P / j >= 1.0])
+            for key, mm in (("rival", m_r), ("uniform", int((g > 0).sum()))):
+                out[key].append(active_modes(V[:, :mm] @ V[:, :mm].mT * (P / mm), P))
+            act_min = min(act_min, float(ev[n_on - 1])) if n_on else act_min
+            off_max = max(off_max, float(ev[n_on])) if n_on < ev.shape[0] else off_max
+            gap = max(gap, abs(cap - float(wf.capacity)))
+    return SwitchOff(ps, tuple(out["trained"]), tuple(out["wf"]), tuple(out["true"]), tuple(out["rival"]),
+                     tuple(out["uniform"]), act_min, off_max, gap)
 
 
 class MonteCarlo(NamedTuple):
