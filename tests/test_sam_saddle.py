@@ -426,3 +426,63 @@ def test_threshold_scan_control_moves_with_lambda():
     assert abs(scan.measured - 4 / 111) > ex.beale_threshold_scan().spacing
     with pytest.raises(ValueError, match="scale"):
         ex.beale_threshold_scan(scale=0.0)
+
+
+# ---------------------------------------------------------------- the digits proxy of the CIFAR claim (quoted)
+def test_digits_data_split_and_standardisation():
+    from theorybook.sam_saddle.proxy import DIGITS_TRAIN, digits_data
+
+    d = digits_data()
+    assert d.x_train.shape == (DIGITS_TRAIN, 64) and d.x_test.shape == (1797 - DIGITS_TRAIN, 64)
+    assert d.y_train.shape == (DIGITS_TRAIN,) and set(d.y_train.tolist()) == set(range(10))
+    assert d.x_train.dtype == torch.float32
+    assert float(d.x_train.mean(0).abs().max()) < 1e-5  # standardised with the training set's statistics
+    torch.testing.assert_close(digits_data().x_test, d.x_test, rtol=0, atol=0)  # a fixed split
+    with pytest.raises(ValueError, match="dtype"):
+        digits_data(dtype=torch.int64)
+
+
+def test_train_digits_mlp_shapes_pairing_and_validation():
+    from theorybook.sam_saddle.proxy import train_digits_mlp
+
+    r = train_digits_mlp([0.1, 0.3], [[0.0], [0.9]], 0.0, batch=64, seed=3, steps=5, hidden=8)
+    assert r.train_loss.shape == r.train_acc.shape == r.test_acc.shape == r.lr.shape == (4,)
+    assert r.lr.tolist() == pytest.approx([0.1, 0.3, 0.1, 0.3])
+    assert r.momentum.tolist() == pytest.approx([0.0, 0.0, 0.9, 0.9])
+    assert bool(((r.train_acc >= 0) & (r.train_acc <= 1)).all())
+    again = train_digits_mlp([0.1, 0.3], [[0.0], [0.9]], 0.0, batch=64, seed=3, steps=5, hidden=8)
+    torch.testing.assert_close(again.train_loss, r.train_loss, rtol=0, atol=0)  # seeded
+    one = train_digits_mlp(0.3, 0.9, 0.0, batch=64, seed=3, steps=5, hidden=8)  # same init and batches per config
+    torch.testing.assert_close(one.train_loss[0], r.train_loss[3], rtol=1e-5, atol=1e-6)
+    start = train_digits_mlp(0.1, 0.0, 0.0, batch=10_000, seed=3, steps=0, hidden=8)
+    assert start.batch == 1200 and float(start.train_loss) == pytest.approx(math.log(10), abs=0.1)
+    trained = train_digits_mlp(1.0, 0.0, 0.1, batch=10_000, seed=3, steps=30, hidden=8)
+    assert float(trained.train_loss) < 0.5 * float(start.train_loss)
+    assert float(train_digits_mlp(1e3, 0.9, 0.0, batch=64, seed=3, steps=20, hidden=8).train_loss) == math.inf
+    for kw, match in (({"lr": 0.0}, "lr"), ({"momentum": 1.0}, "momentum"), ({"rho": -0.1}, "rho"),
+                      ({"batch": 0}, "batch"), ({"seed": True}, "seed"), ({"init_scale": 0.0}, "init_scale"),
+                      ({"lr": [0.1, 0.2], "momentum": [0.0, 0.5, 0.9]}, "broadcast")):
+        args = {"lr": 0.1, "momentum": 0.0, "rho": 0.0, "batch": 64, "seed": 0, "steps": 1, "hidden": 4} | kw
+        with pytest.raises((ValueError, TypeError), match=match):
+            train_digits_mlp(args.pop("lr"), args.pop("momentum"), args.pop("rho"), **args)
+
+
+def test_tune_lr_picks_the_grid_point_of_least_median_loss():
+    from theorybook.sam_saddle.proxy import tune_lr
+
+    best, losses = tune_lr(0.0, 0.1, batch=10_000, seeds=[9001, 9002], grid=[0.01, 1.0], steps=20)
+    assert losses.shape == (2, 2) and best == 1.0 and bool((losses[:, 1] < losses[:, 0]).all())
+    with pytest.raises(ValueError, match="seeds"):
+        tune_lr(0.0, 0.1, batch=64, seeds=[])
+    with pytest.raises(ValueError, match="grid"):
+        tune_lr(0.0, 0.1, batch=64, seeds=[9001], grid=[0.1, -1.0])
+
+
+def test_pilot_tuned_lr_of_the_chapter_proxy_arm():
+    """The chapter's "SAM, γ = 0, its tuned η" arm (full batch, ρ = 0.1, weights × 0.01): the grid point the pilot
+    picked, re-found on one pilot seed over the top of the grid (the smaller steps stall or lag)."""
+    from theorybook.sam_saddle.proxy import DIGITS_TRAIN, PILOT_LR_SAM0_SADDLE_START, tune_lr
+
+    best, losses = tune_lr(0.0, 0.1, batch=DIGITS_TRAIN, seeds=[9001], grid=[0.3, 1.0, 3.0, 10.0], init_scale=0.01)
+    assert best == PILOT_LR_SAM0_SADDLE_START == 3.0
+    assert float(losses[0, 0]) > 2.0 and float(losses[0, 3]) == math.inf  # η = 0.3 stalls at ln 10; η = 10 diverges

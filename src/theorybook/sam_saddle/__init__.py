@@ -16,6 +16,8 @@ Public API (all validate their arguments and raise ``ValueError`` naming paramet
 shows, with its control: :mod:`theorybook.sam_saddle.verdicts` (``headline``, ``seeded_verdicts(seed)`` — re-run for
 unseen seeds by ``tests/test_seed_robustness.py`` —, ``theorem2_excess``, ``PAPER_CLAIMS``).
 Sympy derivations: :mod:`theorybook.sam_saddle.theory` (``derive_*``, ``beale_critical_points``).
+The digits proxy of the CIFAR claim (quoted, not tested): :mod:`theorybook.sam_saddle.proxy` (``digits_data``,
+``train_digits_mlp``, ``tune_lr``).
 Widget: :func:`theorybook.sam_saddle.widgets.explorer`.
 """
 
@@ -41,6 +43,7 @@ from .dynamics import (
     simulate_sam,
 )
 from .experiments import CHAPTER_SEEDS, StochasticRun, stochastic_run
+from .proxy import digits_data, train_digits_mlp, tune_lr
 from .theory import (
     attractor_threshold,
     beale_critical_points,
@@ -96,4 +99,7 @@ __all__ = [
     "sam_update",
     "sam_variance",
     "simulate_sam",
+    "digits_data",
+    "train_digits_mlp",
+    "tune_lr",
 ]
