@@ -298,3 +298,89 @@ def test_panel_extremes():
     panel.controls["method"].value = "spectral"
     panel.controls["tau"].value = lbs.TAUS[-1]
     assert "cannot run" not in panel.status.value
+
+
+# -- the ridge bench --------------------------------------------------------------------------------------------
+def _fake_ridge(slopes_pilot=(0.75, 0.875, 0.75, 0.875), slopes_eval=(0.75, 0.875, 0.75)):
+    from theorybook.lmo_batch_scaling.experiment import RIDGE
+
+    taus = list(RIDGE["taus"])
+
+    def m(seed, b):
+        la = [min(0.0, -2.5 + b * math.log2(t)) for t in taus]
+        return {"seed": seed, "alpha_star": [2.0**x for x in la], "n_star": [1.0] * len(taus), "cap": 32768.0}
+
+    return {"design": {**RIDGE, "taus": taus}, "pilot": [m(9001 + i, b) for i, b in enumerate(slopes_pilot)],
+            "eval": [m(3001 + i, b) for i, b in enumerate(slopes_eval)], "machine": {}}
+
+
+def test_ridge_slope_fit_and_validation():
+    from theorybook.lmo_batch_scaling.experiment import ridge_slope
+
+    b, a = ridge_slope([0.25, 0.5, 1.0], [1, 2, 4])
+    assert b == pytest.approx(1.0) and a == pytest.approx(-2.0)
+    assert math.isnan(ridge_slope([np.inf, 0.5, np.inf], [1, 2, 4])[0])
+    with pytest.raises(ValueError):
+        ridge_slope([0.5, 1.0], [1, 2, 4])
+    with pytest.raises(ValueError):
+        ridge_slope([0.5, 1.0], [0, 2])
+
+
+def test_ridge_fit_range_slopes_and_planted():
+    from theorybook.lmo_batch_scaling import verdicts
+    from theorybook.lmo_batch_scaling.experiment import ridge_fit_taus, ridge_slopes
+
+    res = _fake_ridge()
+    fit = ridge_fit_taus(res)
+    assert fit[0] == 1 and len(fit) >= 3
+    assert ridge_slopes(res, "eval").shape == (3,)
+    with pytest.raises(ValueError):
+        ridge_slopes(res, "test")
+    st = verdicts.ridge_stats(res)
+    assert 0.75 <= st["b"] <= 0.875 and st["tol"] > 0 and st["sd"] >= verdicts.RIDGE_SD_FLOOR
+    assert st["b_planted"] == pytest.approx(1.0, abs=0.15)
+    with pytest.raises(TypeError):
+        verdicts.ridge_stats({"pilot": []})
+
+
+def test_ridge_map_validation_and_record():
+    from theorybook.lmo_batch_scaling.experiment import RIDGE, ridge_map, ridge_record
+
+    with pytest.raises(ValueError):
+        ridge_map(1, taus=(2, 4))
+    with pytest.raises(ValueError):
+        ridge_map(1, alphas=(0.3,))
+    with pytest.raises(TypeError):
+        ridge_record(1, "map")
+    r = lbs.heatmap(lbs.chapter_problem(), "l2", (1, 4), RIDGE["alphas"][:2], RIDGE["gammas"][10:12], budget=64,
+                    eps_rel=0.9, seeds=1)
+    rec = ridge_record(1, r)
+    assert len(rec["alpha_star"]) == 2 and np.array(rec["samples"], float).shape == (2, 2, 2)
+
+
+def test_load_ridge_errors(tmp_path):
+    from theorybook.lmo_batch_scaling.experiment import load_ridge
+
+    with pytest.raises(ValueError):
+        load_ridge(tmp_path / "missing.json")
+    (tmp_path / "x.json").write_text("{}")
+    with pytest.raises(ValueError):
+        load_ridge(tmp_path / "x.json")
+    with pytest.raises(TypeError):
+        load_ridge(3)
+
+
+def test_ridge_verdicts_obey_the_rules():
+    """The committed bench gives one differs row (planted caught, paper's slope 1 failing) that obeys the rules."""
+    from theorybook.check import rule_violations
+    from theorybook.lmo_batch_scaling import verdicts
+
+    v = verdicts.ridge_verdicts()
+    diff = [r for r in v.rows if r.kind == "differs"]
+    assert len(diff) == 1 and diff[0].tests == "diagonal-shift" and diff[0].planted is not None
+    assert not diff[0].planted["passes"] and diff[0].paper_passes is False
+    assert all(not rule_violations(r) for r in v.rows)
+    with pytest.raises(TypeError):
+        verdicts.ridge_verdicts({"design": 1})
+    with pytest.raises(TypeError):
+        verdicts.ridge_verdicts(rerun={"samples": 1})

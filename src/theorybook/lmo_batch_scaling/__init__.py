@@ -12,7 +12,8 @@ Public API (validated; bad input raises ``ValueError``/``TypeError`` naming para
 ``derive_*`` functions (:mod:`.theory`); ``lmo``, ``dual_norm``, ``newton_schulz``, ``tau_nice_indices``,
 ``tau_nice_variance``, ``least_squares``, ``matrix_regression``, ``heatmap``, ``run_cell`` (:mod:`.dynamics`);
 ``chapter_problem``, ``chapter_maps(seed)``, ``noise_free_maps()``, ``alpha_shift``, ``interior_depth``
-(:mod:`.experiment`); ``PAPER_CLAIMS``, ``headline``, ``seeded_verdicts(seed)``, ``deterministic_verdicts()``
+and the ridge bench's ``RIDGE``, ``ridge_map``, ``load_ridge``, ``ridge_rerun`` (:mod:`.experiment`);
+``PAPER_CLAIMS``, ``headline``, ``seeded_verdicts(seed)``, ``deterministic_verdicts()``, ``ridge_verdicts``
 (:mod:`.verdicts`) — every row the chapter shows.
 """
 

@@ -14,8 +14,11 @@ the batch's *noise* must fail on it.
 
 from __future__ import annotations
 
+import json
 import math
 from functools import lru_cache
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -28,7 +31,8 @@ __all__ = [
     "N", "D", "P", "NOISE", "EPS_REL", "BUDGET", "SEEDS", "TAUS", "ALPHAS", "GAMMAS", "MUON_TAUS", "MUON_SEEDS",
     "MUON_BUDGET", "MUON_GAMMAS", "CHAPTER_SEEDS", "VARIANCE_TAUS", "VARIANCE_DRAWS", "chapter_problem",
     "chapter_maps", "noise_free_maps", "alpha_shift", "interior_depth", "abc_slack", "bound_vs_measured",
-    "single_sample_maps", "SINGLE_SEED",
+    "single_sample_maps", "SINGLE_SEED", "RIDGE", "RIDGE_SATURATION", "RIDGE_RESULTS", "ridge_map", "ridge_record",
+    "load_ridge", "ridge_slope", "ridge_fit_taus", "ridge_slopes", "ridge_rerun",
 ]
 
 # The chapter's scale (CPU). Every size is an argument of heatmap(...): raise n, seeds and budget on a GPU.
@@ -233,3 +237,139 @@ def bound_vs_measured(r: HeatmapResult, problem: Problem | None = None) -> dict:
         return {"min_ratio": float("nan"), "median_ratio": float("nan"), "cells": 0, "best_median": float("nan")}
     return {"min_ratio": float(t.min()), "median_ratio": float(np.median(t)), "cells": int(t.size),
             "best_median": float(np.median(best)) if best else float("nan")}
+
+
+# -- the ridge bench (bench/lmo_ridge.py → bench/results/lmo_ridge.json) ------------------------------------------
+#: The design of bench/lmo_ridge.py, fixed before it ran: the chapter's ℓ2 measurement (normalised SGD-M on the
+#: chapter's least squares, samples to ε, 8 runs averaged per map, 2·best censoring) on a finer α grid (4 points per
+#: octave, 1 … 2⁻⁵), a finer γ grid (8 per decade, 10⁻³ … 1) and half the chapter's ε (ε = 0.1·‖∇f(x₀)‖, budget
+#: 2¹⁵), τ ∈ {1, …, 32}; one map per seed, pilot seeds from theorybook.check.PILOT_SEEDS and evaluation seeds
+#: disjoint from the chapter's (2026…) and the robustness seeds (7001–7040).
+RIDGE = {"norm": "l2", "taus": (1, 2, 4, 8, 16, 32), "alphas": tuple(2.0 ** (-k / 4) for k in range(21)),
+         "gammas": tuple(float(g) for g in np.logspace(-3, 0, 25)), "eps_rel": 0.1, "budget": 2**15, "seeds": 8,
+         "chunk": 64, "pilot_seeds": tuple(range(9001, 9009)), "eval_seeds": tuple(range(3001, 3013))}
+#: Pre-registered saturation rule: the fit uses the prefix τ = 1, 2, … of the bench grid at which the median α*
+#: over the *pilot* seeds is ≤ 2^(−1/2) (two fine grid steps below α = 1); it stops at the first τ that fails.
+RIDGE_SATURATION = 2.0**-0.5
+#: The committed results of bench/lmo_ridge.py (read by the chapter and :func:`~.verdicts.ridge_verdicts`).
+RIDGE_RESULTS = Path(__file__).resolve().parents[3] / "bench" / "results" / "lmo_ridge.json"
+
+
+def ridge_map(seed: int, taus: tuple[int, ...] | None = None, alphas: tuple[float, ...] | None = None,
+              gammas: tuple[float, ...] | None = None) -> HeatmapResult:
+    """One ℓ2 map of the ridge bench (:data:`RIDGE`) at ``seed``; ``taus`` (a prefix of RIDGE's, so the same batch
+    streams), ``alphas`` and ``gammas`` (subsets) give the chapter's reduced re-run of one cell block. Cells do not
+    interact except through the censoring level min(budget, 2·best), so a subset holding the map's best cell
+    reproduces the full map's counts."""
+    sd = integer("seed", seed, 0, 2**62)
+    t = RIDGE["taus"] if taus is None else tuple(taus)
+    if t != RIDGE["taus"][:len(t)] or not t:
+        raise ValueError(f"Invalid taus: {t!r} (must be a non-empty prefix of {RIDGE['taus']})")
+    a = RIDGE["alphas"] if alphas is None else tuple(alphas)
+    g = RIDGE["gammas"] if gammas is None else tuple(gammas)
+    for name, sub, full in (("alphas", a, RIDGE["alphas"]), ("gammas", g, RIDGE["gammas"])):
+        if not sub or any(not any(math.isclose(x, y, rel_tol=1e-12) for y in full) for x in sub):
+            raise ValueError(f"Invalid {name}: {sub!r} (must be a non-empty subset of RIDGE['{name}'])")
+    with one_thread():
+        return heatmap(chapter_problem("least_squares"), RIDGE["norm"], t, a, g, budget=RIDGE["budget"],
+                       eps_rel=RIDGE["eps_rel"], seeds=RIDGE["seeds"], seed=sd, chunk=RIDGE["chunk"])
+
+
+def ridge_record(seed: int, r: HeatmapResult) -> dict[str, Any]:
+    """A map as JSON (``inf`` → ``None``): every ridge point α*(τ), N*(τ), the (τ, α) best-over-γ counts and the
+    full (τ, α, γ) counts."""
+    if not isinstance(r, HeatmapResult):
+        raise TypeError(f"Invalid r: {type(r).__name__} (must be a HeatmapResult)")
+
+    def js(x: np.ndarray) -> list:
+        return np.where(np.isfinite(x), x, np.nan).tolist() if x.ndim else [float(x)]
+
+    def nn(v):
+        return [nn(u) for u in v] if isinstance(v, list) else (None if v != v else float(v))
+
+    return {"seed": integer("seed", seed, 0, 2**62), "alpha_star": nn(js(np.asarray(r.alpha_star, float))),
+            "n_star": nn(js(np.asarray(r.n_star, float))), "best": nn(js(r.best)), "samples": nn(js(r.samples)),
+            "cap": float(r.cap), "eps": float(r.eps)}
+
+
+def load_ridge(path: Path | str = RIDGE_RESULTS) -> dict[str, Any]:
+    """The committed results of ``bench/lmo_ridge.py``: the design, every map's ridge (pilot and evaluation
+    seeds) and the machine."""
+    if isinstance(path, bool) or not isinstance(path, (str, Path)):
+        raise TypeError(f"Invalid path: {type(path).__name__} (must be a str or Path)")
+    src = Path(path)
+    why = ""
+    out: Any = None
+    if src.is_file():
+        try:
+            out = json.loads(src.read_text())
+        except (UnicodeDecodeError, json.JSONDecodeError) as err:
+            why = f"not a JSON results file: {err}"
+        else:
+            if not (isinstance(out, dict) and {"design", "pilot", "eval"} <= set(out)):
+                why = "not the results of bench/lmo_ridge.py"
+    else:
+        why = "no such results file; run bench/lmo_ridge.py"
+    if why:
+        raise ValueError(f"Invalid path: {str(src)!r} ({why})")
+    return out
+
+
+def ridge_slope(alpha_star, taus) -> tuple[float, float]:
+    """Least-squares fit of log₂ α* = a + b·log₂ τ over the given points: ``(b, a)``; NaN if fewer than two
+    finite points."""
+    a = np.asarray(alpha_star, dtype=float)
+    t = np.asarray(taus, dtype=float)
+    if a.shape != t.shape or a.ndim != 1:
+        raise ValueError(f"Invalid alpha_star: shape {a.shape} (must match taus {t.shape}, 1-D)")
+    if np.any(t < 1) or not np.all(np.isfinite(t)):
+        raise ValueError("Invalid taus: must be finite and ≥ 1")
+    ok = np.isfinite(a) & (a > 0)
+    if ok.sum() < 2:
+        return float("nan"), float("nan")
+    b, c = np.polyfit(np.log2(t[ok]), np.log2(a[ok]), 1)
+    return float(b), float(c)
+
+
+def ridge_fit_taus(results: dict[str, Any]) -> tuple[int, ...]:
+    """The pre-registered fit range (:data:`RIDGE_SATURATION`): the prefix of the bench's τ at which the pilot
+    seeds' median α* stays ≤ 2^(−1/2)."""
+    taus = results["design"]["taus"]
+    A = np.array([[np.inf if x is None else x for x in m["alpha_star"]] for m in results["pilot"]], float)
+    out = []
+    for i, t in enumerate(taus):
+        if not float(np.median(A[:, i])) <= RIDGE_SATURATION * (1 + 1e-12):
+            break
+        out.append(int(t))
+    return tuple(out)
+
+
+def ridge_slopes(results: dict[str, Any], part: str) -> np.ndarray:
+    """Per-seed fitted slopes b over :func:`ridge_fit_taus` for ``part`` ("pilot" | "eval")."""
+    one_of("part", part, ("pilot", "eval"))
+    fit = ridge_fit_taus(results)
+    taus = list(results["design"]["taus"])
+    idx = [taus.index(t) for t in fit]
+    out = []
+    for m in results[part]:
+        a = [np.inf if m["alpha_star"][i] is None else m["alpha_star"][i] for i in idx]
+        out.append(ridge_slope(a, fit)[0])
+    return np.array(out)
+
+
+def ridge_rerun(results: dict[str, Any], half_width: int = 1) -> dict[str, Any]:
+    """The chapter's reduced re-run of the ridge bench: the first evaluation seed at τ = 1 only, on the
+    (2·half_width + 1)² block of (α, γ) cells around its committed best cell. Returns the block's indices, the
+    re-run counts and the committed counts (``inf`` for censored)."""
+    if not isinstance(results, dict) or "eval" not in results:
+        raise TypeError("Invalid results: must be load_ridge()'s dict")
+    h = integer("half_width", half_width, 0, 10)
+    m = results["eval"][0]
+    S = np.array([[[np.inf if x is None else x for x in row] for row in blk] for blk in m["samples"]], float)[0]
+    j, k = np.unravel_index(int(np.argmin(S)), S.shape)
+    ja = list(range(max(0, j - h), min(S.shape[0], j + h + 1)))
+    kg = list(range(max(0, k - h), min(S.shape[1], k + h + 1)))
+    r = ridge_map(int(m["seed"]), taus=(1,), alphas=tuple(RIDGE["alphas"][i] for i in ja),
+                  gammas=tuple(RIDGE["gammas"][i] for i in kg))
+    return {"seed": int(m["seed"]), "alpha_idx": ja, "gamma_idx": kg, "samples": r.samples[0],
+            "committed": S[np.ix_(ja, kg)], "cap": float(r.cap), "committed_cap": float(m["cap"])}

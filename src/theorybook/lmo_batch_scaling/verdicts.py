@@ -11,7 +11,12 @@ sampling, the samples-to-ε metric of :mod:`.experiment`):
 * "there is an optimal batch size that minimises total sample complexity" — on a τ grid that reaches the full
   batch, the depth of an interior optimum, ``min(N*(1), N*(n))/min_interior N* − 1``. It is ≈ 0 here, and the row
   is *not testable here*: exact gradients need T₀ steps, so no batch above N*(1)/T₀ can beat τ = 1 whatever the
-  noise, and our law puts its optimum above that batch.
+  noise, and our law puts its optimum above that batch;
+* "a diagonal shift … that matches the theory" — :func:`ridge_verdicts`, from the committed
+  ``bench/results/lmo_ridge.json`` (``bench/lmo_ridge.py``: the ℓ2 map on a ¼-octave α grid at half the chapter's
+  ε, pilot and evaluation seeds): the slope b of log₂ α* against log₂ τ over the pre-registered pre-saturation
+  range, against our derived diagonal b = 1 (a ``differs`` row, planted with slope-1 ridges carrying the measured
+  noise), and a consistency row re-running one cell block of the bench.
 
 The remaining rows are consistency checks: our reconstructed bound (with the τ-nice ABC noise) against the measured
 rates, the ABC inequality itself on the chapter's problem, our algebra, LMOs and sampler.
@@ -20,11 +25,13 @@ rates, the ABC inequality itself on the chapter's problem, our algebra, LMOs and
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import torch
+from scipy import stats
 
-from ..check import Control, PaperClaim, Verdicts, z_threshold
+from ..check import Control, PaperClaim, Planted, Verdicts, z_threshold
 from ..validate import integer
 from .dynamics import HeatmapResult, dual_norm, lmo, tau_nice_indices, tau_nice_variance
 from .experiment import (
@@ -38,7 +45,11 @@ from .experiment import (
     chapter_maps,
     chapter_problem,
     interior_depth,
+    load_ridge,
     noise_free_maps,
+    ridge_fit_taus,
+    ridge_slope,
+    ridge_slopes,
     single_sample_maps,
 )
 from .theory import (
@@ -52,7 +63,8 @@ from .theory import (
 )
 
 __all__ = ["PAPER_CLAIMS", "DEPTH_BOUND", "PILOT_DEPTHS", "PILOT_SMALL_SUMS", "seeded_verdicts",
-           "deterministic_verdicts", "headline", "law_prediction"]
+           "deterministic_verdicts", "headline", "law_prediction", "RIDGE_SD_FLOOR", "planted_diagonal", "ridge_stats",
+           "ridge_verdicts"]
 
 PAPER_CLAIMS: tuple[PaperClaim, ...] = (
     PaperClaim("momentum", "For τ-nice sampling the optimal momentum must increase with the batch size",
@@ -60,21 +72,7 @@ PAPER_CLAIMS: tuple[PaperClaim, ...] = (
     PaperClaim("optimal-batch", "There is a theoretical optimal batch size that minimises the total sample "
                "complexity", where="abstract", source="paper"),
     PaperClaim("diagonal-shift", "Linear and matrix regression show a 'diagonal shift' in the optimal "
-               "momentum–batch landscape that matches the theory", where="abstract", source="paper",
-               quoted_only=True, reason_class="no measurable consequence",
-               why="the shift's direction (α* rising with τ) is the 'momentum' row; what this claim adds is the "
-                   "'diagonal' and 'matches the theory', and neither has a measurable consequence here that a "
-                   "sceptic would sign: on the chapter's factor-2 α grid the measured ridge reaches α = 1 within a "
-                   "few doublings of τ, so it spans only a couple of grid steps before it saturates, and the "
-                   "theory's diagonal (our derived α* ∝ τ, one free constant) and the rival 'α* independent of τ' "
-                   "(one free constant) are not separated by those few points: in a least-squares fit in log₂ α the "
-                   "diagonal fits the ℓ2 ridge better and the constant the ℓ∞ ridge, with residuals of about one "
-                   "grid step either way (the chapter seed, by hand; not calibrated over pilot seeds). "
-                   "Separating them needs a finer α grid and a smaller ε (a longer pre-saturation range), "
-                   "several times the maps' cost, past the chapter's time budget. The paper's own constants are "
-                   "unread, and our law misses the measured ridge by an order of magnitude (reported in the "
-                   "chapter). Matrix regression: at our scale Muon has α* = 1 already at τ = 1, so no shift can "
-                   "show"),
+               "momentum–batch landscape that matches the theory", where="abstract", source="paper"),
     PaperClaim("abc-theory", "A unified nonconvex theory of momentum LMO methods under expected smoothness (ABC) "
                "via a self-bounding closure, recovering bounded-variance results", where="abstract",
                source="paper", quoted_only=True, reason_class="no measurable consequence",
@@ -175,8 +173,8 @@ def headline(maps: dict[str, HeatmapResult], seed: int, control: dict[str, Heatm
                                 weak="its trajectory does not depend on τ, so α* cannot move by construction")],
                basis=f"exact: {grid}", tests="momentum",
                note="α = weight of the fresh gradient (β = 1 − α) [reconstruction of the convention]. Only the "
-                    "direction of the shift is tested; the abstract's 'matches the theory' and its matrix regression "
-                    "(Muon) are quoted, not checked (see the claims)")
+                    "direction of the shift is tested here; its shape against our law's diagonal is the ridge row "
+                    "(bench/lmo_ridge.py); the abstract's matrix regression (Muon) is not checked")
     depths = {k: interior_depth(maps[k]) for k in ("l2", "linf")}
     worst = max(depths.values())
     mean = max(float(np.mean(x)) for x in PILOT_DEPTHS.values())
@@ -290,4 +288,114 @@ def deterministic_verdicts() -> Verdicts:
            basis="model: float64 round-off of an SVD of an 8×5 matrix and a 16-term sum, ~10–100 ulp ≈ 1e-14; "
                  "1e-12 leaves 100× for the SVD's backward error",
            note="float64; the dual norm is computed separately (ℓ2, ℓ1 sum, SVD nuclear norm)")
+    return v
+
+
+#: Slope sd floor: the α grid's quantisation alone (step ¼ in log₂ α, uniform rounding error sd ¼/√12 per point),
+#: through the least-squares slope over three points at log₂ τ = 0, 1, 2 (sd · √2/2).
+RIDGE_SD_FLOOR = 0.25 / math.sqrt(12) * math.sqrt(2) / 2
+
+
+def planted_diagonal(results: dict[str, Any]) -> np.ndarray:
+    """The planted instance of the ridge row: for every evaluation seed, a slope-1 ridge through the evaluation
+    seeds' mean log₂ α*(1) plus that seed's own measured deviation from the seed mean at each fit τ, rounded to the
+    bench's α grid (¼ in log₂) and clipped at α = 1; returns its per-seed fitted slopes."""
+    fit = ridge_fit_taus(results)
+    taus = list(results["design"]["taus"])
+    idx = [taus.index(t) for t in fit]
+    Y = np.log2(np.array([[np.inf if m["alpha_star"][i] is None else m["alpha_star"][i] for i in idx]
+                          for m in results["eval"]], float))
+    if not np.all(np.isfinite(Y)):
+        raise ValueError("Invalid results: a censored α* inside the fit range")
+    lt = np.log2(np.array(fit, float))
+    P = np.minimum(0.0, np.round(4 * (Y[:, :1].mean() + lt + (Y - Y.mean(0)))) / 4)
+    return np.array([ridge_slope(2.0**p, fit)[0] for p in P])
+
+
+def ridge_stats(results: dict[str, Any]) -> dict[str, Any]:
+    """The ridge row's statistics from the bench results: the pre-registered fit range, per-seed slopes (pilot,
+    evaluation), the pilot sd (and the sd used, floored at :data:`RIDGE_SD_FLOOR`), the t quantile, the tolerance on
+    the mean slope, the mean slope b, the planted instance's mean slope and the evaluation seeds' mean rise of
+    log₂ α* per doubling of τ inside the fit range (``steps``)."""
+    if not isinstance(results, dict) or not {"design", "pilot", "eval"} <= set(results):
+        raise TypeError("Invalid results: must be the dict of bench/results/lmo_ridge.json")
+    res = results
+    fit = ridge_fit_taus(res)
+    if len(fit) < 3:
+        raise ValueError(f"Invalid results: the pilot's pre-saturation range {fit} has < 3 batch sizes")
+    bp, be = ridge_slopes(res, "pilot"), ridge_slopes(res, "eval")
+    kp, ke = len(bp), len(be)
+    sp = float(np.std(bp, ddof=1))
+    sd_used = max(sp, RIDGE_SD_FLOOR)
+    tq = float(stats.t.ppf(1 - 0.5e-3, kp - 1))
+    tol = tq * sd_used / math.sqrt(ke)
+    b = float(np.mean(be))
+    bpl = float(np.mean(planted_diagonal(res)))
+    taus = list(res["design"]["taus"])
+    Y = np.log2(np.array([[m["alpha_star"][taus.index(t)] for t in fit] for m in res["eval"]], float))
+    steps = tuple(float(x) for x in np.diff(Y, axis=1).mean(0))
+    return {"steps": steps, "fit": fit, "pilot_slopes": bp, "eval_slopes": be, "kp": kp, "ke": ke, "pilot_sd": sp,
+            "sd": sd_used, "t_quantile": tq, "tol": tol, "b": b, "b_planted": bpl}
+
+
+def ridge_verdicts(results: dict[str, Any] | None = None, *, rerun: dict[str, Any] | None = None) -> Verdicts:
+    """The ridge row from the committed ``bench/results/lmo_ridge.json`` (:func:`~.experiment.load_ridge`): the
+    slope b of log₂ α* = a + b·log₂ τ over the pre-registered pre-saturation τ (:func:`~.experiment.ridge_fit_taus`),
+    mean over the evaluation seeds, against the diagonal law's b = 1 (our derived α* ∝ τ), with the pilot seeds'
+    slope spread as the error model; and with ``rerun`` (:func:`~.experiment.ridge_rerun`) the check that the
+    chapter's reduced re-run reproduces the committed counts. ``display=False``."""
+    res = load_ridge() if results is None else results
+    if not isinstance(res, dict) or not {"design", "pilot", "eval"} <= set(res):
+        raise TypeError("Invalid results: must be the dict of bench/results/lmo_ridge.json")
+    st = ridge_stats(res)
+    fit, bp, be, kp, ke, sp, tq, tol, b, bpl, sd_used, steps = (st[k] for k in (
+        "fit", "pilot_slopes", "eval_slopes", "kp", "ke", "pilot_sd", "t_quantile", "tol", "b", "b_planted", "sd",
+        "steps"))
+    d = res["design"]
+    mach = res.get("machine", {})
+    z = {b0: abs(b - b0) / (sd_used / math.sqrt(ke)) for b0 in (1.0, 0.5, 0.0)}
+    alphas = np.array([[np.inf if x is None else x for x in m["alpha_star"]] for m in res["eval"]], float)
+    med = ", ".join(f"τ = {t}: 2^{np.median(np.log2(alphas[:, i])):+.2f}" for i, t in enumerate(d["taus"]))
+    v = Verdicts("LMO batch scaling — the ridge on a fine α grid (bench/lmo_ridge.py)", display=False,
+                 claims=PAPER_CLAIMS)
+    v.less(f"the ridge's slope b in log₂ α* = a + b·log₂ τ over the pre-saturation τ ∈ {{{', '.join(map(str, fit))}}}"
+           f" (normalised SGD-M, least squares, ε = {d['eps_rel']}·‖∇f(x₀)‖, 4 α per octave): mean over "
+           f"{ke} evaluation seeds, below the diagonal's b = 1 by more than the tolerance", b, 1.0 - tol,
+           kind="differs", source="paper", tests="diagonal-shift", paper=1.0,
+           paper_shown="a diagonal shift matching the theory: our derived α* ∝ τ, slope b = 1",
+           planted=Planted("slope-1 ridges with the measured seed-to-seed noise", bpl,
+                           effect=f"for each of the {ke} evaluation seeds, log₂ α* = mean log₂ α*(1) + log₂ τ plus "
+                                  "that seed's measured deviation from the seed mean at each τ, rounded to the "
+                                  "bench's ¼-octave grid and clipped at α = 1: the diagonal at our law's slope 1",
+                           shown=f"b = {bpl:.3f}"),
+           basis=f"pilot: seeds {d['pilot_seeds'][0]}–{d['pilot_seeds'][-1]} ({kp} maps) fixed the fit range "
+                 f"(the prefix of τ whose pilot-median α* ≤ 2^(−1/2), two grid steps below α = 1) and the slope sd "
+                 f"{sp:.3f} (floor {RIDGE_SD_FLOOR:.3f}: the grid's quantisation); tolerance = t_{kp - 1}(1 − 5e-4)"
+                 f" = {tq:.2f} × sd/√{ke} = {tol:.3f} (false alarm ≤ 5e-4 if b = 1)",
+           note=f"measured b = {b:.3f} (evaluation seeds' sd {float(np.std(be, ddof=1)):.3f}); in pilot standard "
+                f"errors (sd/√{ke}) the diagonal (b = 1) is {z[1.0]:.1f} away, the sceptic's α* ∝ √τ (b = ½) "
+                f"{z[0.5]:.1f} and the rival constant law (b = 0) {z[0.0]:.1f}: the ridge rises faster than √τ and "
+                f"slower than τ before it saturates, a fit of neither one-constant law; it is not straight (the "
+                f"successive doublings of τ lift log₂ α* by {', '.join(f'{x:.2f}' for x in steps)} on average): it "
+                f"bends towards α = 1 before it reaches it, where our law min(1, cτ) runs straight into a corner. "
+                f"Median α* over the evaluation seeds: {med}. Matrix regression (Muon) is not covered: at our "
+                f"scale its α* = 1 already at τ = 1. Committed on {mach.get('cpu', '?')}, "
+                f"{mach.get('workers', '?')} processes × {mach.get('torch_threads_per_worker', '?')} thread, "
+                f"commit {str(res.get('commit'))[:10]}")
+    if rerun is not None:
+        if not (isinstance(rerun, dict) and {"samples", "committed", "cap", "committed_cap"} <= set(rerun)):
+            raise TypeError("Invalid rerun: must be ridge_rerun(...)'s dict")
+        new, old = np.asarray(rerun["samples"], float), np.asarray(rerun["committed"], float)
+        same = np.isfinite(new) == np.isfinite(old)
+        both = np.isfinite(new) & np.isfinite(old)
+        rel = float(np.max(np.abs(new[both] - old[both]) / old[both])) if both.any() else math.nan
+        worst = rel if bool(same.all()) else math.inf
+        v.less(f"the chapter's re-run of the bench's first evaluation seed (τ = 1, the {new.size} (α, γ) cells "
+               f"around its best cell) reproduces the committed samples-to-ε: max relative difference", worst,
+               0.01, kind="consistency", source="reconstruction",
+               basis="model: the same seeds, batch streams (τ = 1 is the map's first group) and censoring level "
+                     f"(committed {rerun['committed_cap']:,.0f}, re-run {rerun['cap']:,.0f}: the budget) give the same "
+                     "float64 trajectories; 1% leaves room for another CPU's rounding moving a near-tie hitting time",
+               note=f"{int(both.sum())} finite cells, {int((~same).sum())} censored on one side only; a check that "
+                    "the committed results come from this code")
     return v
