@@ -86,6 +86,7 @@ __all__ = [
 
 #: Cheap arguments for tests/test_api_fuzz.py (the other parameters keep their defaults).
 FUZZ_BASE = {
+    "ridge_map": {"taus": (1,), "alphas": (1.0,), "gammas": (0.1,)},
     "heatmap": {"problem": None, "norm": "l2", "taus": (1, 4), "alphas": (1.0, 0.5), "gammas": (0.1,),
                 "budget": 64, "seeds": 2},
     "run_cell": {"problem": None, "norm": "l2", "tau": 2, "alpha": 0.5, "gamma": 0.1, "samples": 64},

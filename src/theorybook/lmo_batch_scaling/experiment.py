@@ -23,8 +23,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..device import one_thread, resolve_device
-from ..validate import integer, one_of
+from ..device import one_thread, resolve_device, to_numpy
+from ..validate import integer, number, one_of
 from .dynamics import HeatmapResult, Problem, heatmap, least_squares, matrix_regression
 
 __all__ = [
@@ -255,6 +255,27 @@ RIDGE_SATURATION = 2.0**-0.5
 RIDGE_RESULTS = Path(__file__).resolve().parents[3] / "bench" / "results" / "lmo_ridge.json"
 
 
+def _items(name: str, values: Any) -> list:
+    """The elements of a 1-D sequence (list, tuple, 1-D array or tensor) as Python scalars, else TypeError."""
+    if isinstance(values, (str, bytes, dict)) or not hasattr(values, "__len__"):
+        raise TypeError(f"Invalid {name}: {type(values).__name__} (must be a sequence of numbers)")
+    arr = np.asarray(to_numpy(values) if isinstance(values, torch.Tensor) else values, dtype=object)
+    if arr.ndim != 1:
+        raise ValueError(f"Invalid {name}: shape {arr.shape} (must be 1-D)")
+    return list(arr)
+
+
+def _ridge_results(results: Any) -> dict[str, Any]:
+    """``results`` if it has the shape of ``bench/results/lmo_ridge.json``, else TypeError/ValueError."""
+    if not isinstance(results, dict) or not {"design", "pilot", "eval"} <= set(results):
+        raise TypeError("Invalid results: must be the dict of bench/results/lmo_ridge.json (load_ridge())")
+    d, pilot, ev = results["design"], results["pilot"], results["eval"]
+    if not (isinstance(d, dict) and "taus" in d and isinstance(pilot, list) and isinstance(ev, list) and pilot and ev
+            and all(isinstance(m, dict) and len(m.get("alpha_star", ())) == len(d["taus"]) for m in pilot + ev)):
+        raise ValueError("Invalid results: each pilot/eval map needs one α* per design τ")
+    return results
+
+
 def ridge_map(seed: int, taus: tuple[int, ...] | None = None, alphas: tuple[float, ...] | None = None,
               gammas: tuple[float, ...] | None = None) -> HeatmapResult:
     """One ℓ2 map of the ridge bench (:data:`RIDGE`) at ``seed``; ``taus`` (a prefix of RIDGE's, so the same batch
@@ -262,11 +283,11 @@ def ridge_map(seed: int, taus: tuple[int, ...] | None = None, alphas: tuple[floa
     interact except through the censoring level min(budget, 2·best), so a subset holding the map's best cell
     reproduces the full map's counts."""
     sd = integer("seed", seed, 0, 2**62)
-    t = RIDGE["taus"] if taus is None else tuple(taus)
+    t = RIDGE["taus"] if taus is None else tuple(integer("taus", x, 1, RIDGE["taus"][-1]) for x in _items("taus", taus))
     if t != RIDGE["taus"][:len(t)] or not t:
         raise ValueError(f"Invalid taus: {t!r} (must be a non-empty prefix of {RIDGE['taus']})")
-    a = RIDGE["alphas"] if alphas is None else tuple(alphas)
-    g = RIDGE["gammas"] if gammas is None else tuple(gammas)
+    a = RIDGE["alphas"] if alphas is None else tuple(number("alphas", x, 0.0, 1.0) for x in _items("alphas", alphas))
+    g = RIDGE["gammas"] if gammas is None else tuple(number("gammas", x, 0.0, 1e6) for x in _items("gammas", gammas))
     for name, sub, full in (("alphas", a, RIDGE["alphas"]), ("gammas", g, RIDGE["gammas"])):
         if not sub or any(not any(math.isclose(x, y, rel_tol=1e-12) for y in full) for x in sub):
             raise ValueError(f"Invalid {name}: {sub!r} (must be a non-empty subset of RIDGE['{name}'])")
@@ -334,6 +355,7 @@ def ridge_slope(alpha_star, taus) -> tuple[float, float]:
 def ridge_fit_taus(results: dict[str, Any]) -> tuple[int, ...]:
     """The pre-registered fit range (:data:`RIDGE_SATURATION`): the prefix of the bench's τ at which the pilot
     seeds' median α* stays ≤ 2^(−1/2)."""
+    results = _ridge_results(results)
     taus = results["design"]["taus"]
     A = np.array([[np.inf if x is None else x for x in m["alpha_star"]] for m in results["pilot"]], float)
     out = []
@@ -347,6 +369,7 @@ def ridge_fit_taus(results: dict[str, Any]) -> tuple[int, ...]:
 def ridge_slopes(results: dict[str, Any], part: str) -> np.ndarray:
     """Per-seed fitted slopes b over :func:`ridge_fit_taus` for ``part`` ("pilot" | "eval")."""
     one_of("part", part, ("pilot", "eval"))
+    results = _ridge_results(results)
     fit = ridge_fit_taus(results)
     taus = list(results["design"]["taus"])
     idx = [taus.index(t) for t in fit]
@@ -361,8 +384,7 @@ def ridge_rerun(results: dict[str, Any], half_width: int = 1) -> dict[str, Any]:
     """The chapter's reduced re-run of the ridge bench: the first evaluation seed at τ = 1 only, on the
     (2·half_width + 1)² block of (α, γ) cells around its committed best cell. Returns the block's indices, the
     re-run counts and the committed counts (``inf`` for censored)."""
-    if not isinstance(results, dict) or "eval" not in results:
-        raise TypeError("Invalid results: must be load_ridge()'s dict")
+    results = _ridge_results(results)
     h = integer("half_width", half_width, 0, 10)
     m = results["eval"][0]
     S = np.array([[[np.inf if x is None else x for x in row] for row in blk] for blk in m["samples"]], float)[0]

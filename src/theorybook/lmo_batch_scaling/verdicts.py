@@ -300,7 +300,7 @@ def planted_diagonal(results: dict[str, Any]) -> np.ndarray:
     """The planted instance of the ridge row: for every evaluation seed, a slope-1 ridge through the evaluation
     seeds' mean log₂ α*(1) plus that seed's own measured deviation from the seed mean at each fit τ, rounded to the
     bench's α grid (¼ in log₂) and clipped at α = 1; returns its per-seed fitted slopes."""
-    fit = ridge_fit_taus(results)
+    fit = ridge_fit_taus(results)  # validates results
     taus = list(results["design"]["taus"])
     idx = [taus.index(t) for t in fit]
     Y = np.log2(np.array([[np.inf if m["alpha_star"][i] is None else m["alpha_star"][i] for i in idx]
