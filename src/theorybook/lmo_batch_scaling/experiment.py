@@ -32,7 +32,7 @@ __all__ = [
     "MUON_BUDGET", "MUON_GAMMAS", "CHAPTER_SEEDS", "VARIANCE_TAUS", "VARIANCE_DRAWS", "chapter_problem",
     "chapter_maps", "noise_free_maps", "alpha_shift", "interior_depth", "abc_slack", "bound_vs_measured",
     "single_sample_maps", "SINGLE_SEED", "RIDGE", "RIDGE_SATURATION", "RIDGE_RESULTS", "ridge_map", "ridge_record",
-    "load_ridge", "ridge_slope", "ridge_fit_taus", "ridge_slopes", "ridge_rerun",
+    "load_ridge", "ridge_alpha_star", "ridge_slope", "ridge_fit_taus", "ridge_slopes", "ridge_rerun",
 ]
 
 # The chapter's scale (CPU). Every size is an argument of heatmap(...): raise n, seeds and budget on a GPU.
@@ -352,12 +352,19 @@ def ridge_slope(alpha_star, taus) -> tuple[float, float]:
     return float(b), float(c)
 
 
+def ridge_alpha_star(results: dict[str, Any], part: str) -> np.ndarray:
+    """The ridge α*(τ) of every ``part`` ("pilot" | "eval") map of the bench results: shape (maps, len(design τ)),
+    ``inf`` where the JSON has ``None`` (censored)."""
+    one_of("part", part, ("pilot", "eval"))
+    results = _ridge_results(results)
+    return np.array([[np.inf if x is None else x for x in m["alpha_star"]] for m in results[part]], float)
+
+
 def ridge_fit_taus(results: dict[str, Any]) -> tuple[int, ...]:
     """The pre-registered fit range (:data:`RIDGE_SATURATION`): the prefix of the bench's τ at which the pilot
     seeds' median α* stays ≤ 2^(−1/2)."""
-    results = _ridge_results(results)
-    taus = results["design"]["taus"]
-    A = np.array([[np.inf if x is None else x for x in m["alpha_star"]] for m in results["pilot"]], float)
+    taus = _ridge_results(results)["design"]["taus"]
+    A = ridge_alpha_star(results, "pilot")
     out = []
     for i, t in enumerate(taus):
         if not float(np.median(A[:, i])) <= RIDGE_SATURATION * (1 + 1e-12):
@@ -368,16 +375,11 @@ def ridge_fit_taus(results: dict[str, Any]) -> tuple[int, ...]:
 
 def ridge_slopes(results: dict[str, Any], part: str) -> np.ndarray:
     """Per-seed fitted slopes b over :func:`ridge_fit_taus` for ``part`` ("pilot" | "eval")."""
-    one_of("part", part, ("pilot", "eval"))
-    results = _ridge_results(results)
+    A = ridge_alpha_star(results, part)
     fit = ridge_fit_taus(results)
     taus = list(results["design"]["taus"])
     idx = [taus.index(t) for t in fit]
-    out = []
-    for m in results[part]:
-        a = [np.inf if m["alpha_star"][i] is None else m["alpha_star"][i] for i in idx]
-        out.append(ridge_slope(a, fit)[0])
-    return np.array(out)
+    return np.array([ridge_slope(a[idx], fit)[0] for a in A])
 
 
 def ridge_rerun(results: dict[str, Any], half_width: int = 1) -> dict[str, Any]:

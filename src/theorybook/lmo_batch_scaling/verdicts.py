@@ -47,6 +47,7 @@ from .experiment import (
     interior_depth,
     load_ridge,
     noise_free_maps,
+    ridge_alpha_star,
     ridge_fit_taus,
     ridge_slope,
     ridge_slopes,
@@ -296,17 +297,21 @@ def deterministic_verdicts() -> Verdicts:
 RIDGE_SD_FLOOR = 0.25 / math.sqrt(12) * math.sqrt(2) / 2
 
 
+def _eval_log_alpha(results: dict[str, Any]) -> tuple[tuple[int, ...], np.ndarray]:
+    """The fit range and the evaluation seeds' log₂ α* on it, (seeds, len(fit)); a censored α* there is an error."""
+    fit = ridge_fit_taus(results)  # validates results
+    taus = list(results["design"]["taus"])
+    Y = np.log2(ridge_alpha_star(results, "eval")[:, [taus.index(t) for t in fit]])
+    if not np.all(np.isfinite(Y)):
+        raise ValueError("Invalid results: a censored α* inside the fit range")
+    return fit, Y
+
+
 def planted_diagonal(results: dict[str, Any]) -> np.ndarray:
     """The planted instance of the ridge row: for every evaluation seed, a slope-1 ridge through the evaluation
     seeds' mean log₂ α*(1) plus that seed's own measured deviation from the seed mean at each fit τ, rounded to the
     bench's α grid (¼ in log₂) and clipped at α = 1; returns its per-seed fitted slopes."""
-    fit = ridge_fit_taus(results)  # validates results
-    taus = list(results["design"]["taus"])
-    idx = [taus.index(t) for t in fit]
-    Y = np.log2(np.array([[np.inf if m["alpha_star"][i] is None else m["alpha_star"][i] for i in idx]
-                          for m in results["eval"]], float))
-    if not np.all(np.isfinite(Y)):
-        raise ValueError("Invalid results: a censored α* inside the fit range")
+    fit, Y = _eval_log_alpha(results)
     lt = np.log2(np.array(fit, float))
     P = np.minimum(0.0, np.round(4 * (Y[:, :1].mean() + lt + (Y - Y.mean(0)))) / 4)
     return np.array([ridge_slope(2.0**p, fit)[0] for p in P])
@@ -317,10 +322,8 @@ def ridge_stats(results: dict[str, Any]) -> dict[str, Any]:
     evaluation), the pilot sd (and the sd used, floored at :data:`RIDGE_SD_FLOOR`), the t quantile, the tolerance on
     the mean slope, the mean slope b, the planted instance's mean slope and the evaluation seeds' mean rise of
     log₂ α* per doubling of τ inside the fit range (``steps``)."""
-    if not isinstance(results, dict) or not {"design", "pilot", "eval"} <= set(results):
-        raise TypeError("Invalid results: must be the dict of bench/results/lmo_ridge.json")
     res = results
-    fit = ridge_fit_taus(res)
+    fit, Y = _eval_log_alpha(res)
     if len(fit) < 3:
         raise ValueError(f"Invalid results: the pilot's pre-saturation range {fit} has < 3 batch sizes")
     bp, be = ridge_slopes(res, "pilot"), ridge_slopes(res, "eval")
@@ -331,8 +334,6 @@ def ridge_stats(results: dict[str, Any]) -> dict[str, Any]:
     tol = tq * sd_used / math.sqrt(ke)
     b = float(np.mean(be))
     bpl = float(np.mean(planted_diagonal(res)))
-    taus = list(res["design"]["taus"])
-    Y = np.log2(np.array([[m["alpha_star"][taus.index(t)] for t in fit] for m in res["eval"]], float))
     steps = tuple(float(x) for x in np.diff(Y, axis=1).mean(0))
     return {"steps": steps, "fit": fit, "pilot_slopes": bp, "eval_slopes": be, "kp": kp, "ke": ke, "pilot_sd": sp,
             "sd": sd_used, "t_quantile": tq, "tol": tol, "b": b, "b_planted": bpl}
@@ -345,16 +346,14 @@ def ridge_verdicts(results: dict[str, Any] | None = None, *, rerun: dict[str, An
     slope spread as the error model; and with ``rerun`` (:func:`~.experiment.ridge_rerun`) the check that the
     chapter's reduced re-run reproduces the committed counts. ``display=False``."""
     res = load_ridge() if results is None else results
-    if not isinstance(res, dict) or not {"design", "pilot", "eval"} <= set(res):
-        raise TypeError("Invalid results: must be the dict of bench/results/lmo_ridge.json")
-    st = ridge_stats(res)
+    st = ridge_stats(res)  # validates res
     fit, bp, be, kp, ke, sp, tq, tol, b, bpl, sd_used, steps = (st[k] for k in (
         "fit", "pilot_slopes", "eval_slopes", "kp", "ke", "pilot_sd", "t_quantile", "tol", "b", "b_planted", "sd",
         "steps"))
     d = res["design"]
     mach = res.get("machine", {})
     z = {b0: abs(b - b0) / (sd_used / math.sqrt(ke)) for b0 in (1.0, 0.5, 0.0)}
-    alphas = np.array([[np.inf if x is None else x for x in m["alpha_star"]] for m in res["eval"]], float)
+    alphas = ridge_alpha_star(res, "eval")
     med = ", ".join(f"τ = {t}: 2^{np.median(np.log2(alphas[:, i])):+.2f}" for i, t in enumerate(d["taus"]))
     v = Verdicts("LMO batch scaling — the ridge on a fine α grid (bench/lmo_ridge.py)", display=False,
                  claims=PAPER_CLAIMS)
