@@ -86,6 +86,11 @@ def _check_games(games: Any) -> BilinearGames:
     return games
 
 
+def _box_min(g: BilinearGames, q: np.ndarray) -> np.ndarray:
+    """``min_{θ ∈ [−1, 1]^d} f(θ, q) = q·c − ‖Aᵀq‖₁`` for ``q`` of shape ``(..., G, B)``: shape ``(..., G)``."""
+    return (q * g.c).sum(-1) - np.abs(np.einsum("gbd,...gb->...gd", g.A, q)).sum(-1)
+
+
 def duality_gap(games: BilinearGames, theta: Any, q: Any) -> np.ndarray:
     """``max_q' f(θ, q') − min_{θ' ∈ box} f(θ', q) = max_b L_b(θ) − (q·c − ‖Aᵀq‖₁)`` for each game.
 
@@ -103,8 +108,7 @@ def duality_gap(games: BilinearGames, theta: Any, q: Any) -> np.ndarray:
     if np.any(qq < -1e-12) or np.any(np.abs(qq.sum(-1) - 1.0) > 1e-9):
         raise ValueError("Invalid q: not on the simplex (nonnegative, summing to 1)")
     best_q = (np.einsum("gbd,...gd->...gb", g.A, th) + g.c).max(-1)
-    best_theta = (qq * g.c).sum(-1) - np.abs(np.einsum("gbd,...gb->...gd", g.A, qq)).sum(-1)
-    return best_q - best_theta
+    return best_q - _box_min(g, qq)
 
 
 class NoRegretPlay(NamedTuple):
@@ -167,8 +171,7 @@ def no_regret_play(games: BilinearGames, T: Any = BILINEAR_T, scales: Any = (1.0
     Tn = Tarr[:, None, None, None]
     th_bar, q_bar = sum_th / Tn, sum_q / Tn
     reg_q = sum_L.max(-1) - realised
-    reg_th = realised - Tarr[:, None, None] * ((q_bar * g.c).sum(-1)
-                                               - np.abs(np.einsum("gbd,tsgb->tsgd", g.A, q_bar)).sum(-1))
+    reg_th = realised - Tarr[:, None, None] * _box_min(g, q_bar)
     return NoRegretPlay(Ts, ss, duality_gap(g, th_bar, q_bar), duality_gap(g, last_th, last_q), reg_th, reg_q)
 
 
