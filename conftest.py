@@ -50,6 +50,10 @@ if NotebookItem is not None:
                 nbformat.write(nb, str(ipynb))
                 cwd = os.getcwd()
                 os.chdir(tmp)  # the kernel inherits it: any file a chapter writes lands in tmp
+                # No static explorers here: they are for the book's cache, which this run does not write
+                # (theorybook.widgets); the kernel inherits the environment.
+                static = os.environ.get("THEORYBOOK_STATIC_PANELS")
+                os.environ["THEORYBOOK_STATIC_PANELS"] = "0"
                 try:
                     res = NotebookRun(
                         ipynb,
@@ -60,6 +64,10 @@ if NotebookItem is not None:
                     ).execute()
                 finally:
                     os.chdir(cwd)
+                    if static is None:
+                        os.environ.pop("THEORYBOOK_STATIC_PANELS", None)
+                    else:
+                        os.environ["THEORYBOOK_STATIC_PANELS"] = static
             if res.error is not None:
                 raise NotebookFailedException(res)
 

@@ -255,6 +255,9 @@ def run_all(jobs: int, cache_path: Path = CACHE) -> int:
     todo = [str(ch) for ch in chapters()]
     if jobs > 1:
         os.environ["OMP_NUM_THREADS"] = "1"  # inherited by the workers and the kernels they start
+    # Each chapter's static explorer is rendered on this many forked processes (theorybook.widgets); with ``jobs``
+    # chapters at once, a share of the cores each (at least 2, so that the last chapter still running uses two).
+    os.environ.setdefault("THEORYBOOK_STATIC_WORKERS", str(max(2, (os.cpu_count() or 1) // max(jobs, 1))))
     failed = 0
     t0 = time.perf_counter()
     with cf.ProcessPoolExecutor(max(jobs, 1), mp_context=mp.get_context("spawn")) as pool:

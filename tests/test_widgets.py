@@ -42,9 +42,12 @@ def test_unknown_row_name_rejected():
 
 
 from theorybook.widgets import (  # noqa: E402
-    MAX_STATES,
+    MIN_STATES,
+    OTHER_VALUES,
+    PRIMARY_VALUES,
     StaticExplorer,
     control_values,
+    default_primary,
     derive_states,
     precompute,
 )
@@ -73,9 +76,12 @@ def _controls():
 
 def test_control_values_cover_the_range_and_keep_the_default():
     c = _controls()
-    a = control_values("a", c["a"])
+    a = control_values("a", c["a"], n=5)
     assert a.values[0] == 0.0 and a.values[-1] == 2.0 and len(a.values) == 5
     assert a.values[a.default] == 0.5
+    a8 = control_values("a", c["a"], n=PRIMARY_VALUES)
+    assert len(a8.values) == 8 and a8.values[0] == 0.0 and a8.values[-1] == 2.0 and a8.values[a8.default] == 0.5
+    assert len(control_values("a", c["a"]).values) == OTHER_VALUES
     b = control_values("b", c["b"])
     assert b.values[0] == 1 and b.values[-1] == 9 and b.values[b.default] == 3
     assert all(isinstance(v, int) for v in b.values)
@@ -84,7 +90,7 @@ def test_control_values_cover_the_range_and_keep_the_default():
     assert lr.values[lr.default] == 1e-3 and lr.kind == "range"
     mode = control_values("mode", c["mode"])
     assert mode.values == ["x", "y", "z"] and mode.default == 1 and mode.kind == "select"
-    stage = control_values("stage", c["stage"])
+    stage = control_values("stage", c["stage"], n=5)
     assert len(stage.values) == 5 and stage.values[0] == 1 and stage.values[-1] == 7
     assert stage.values[stage.default] == 2 and stage.labels[stage.default] == "two"
     flag = control_values("flag", c["flag"])
@@ -93,39 +99,60 @@ def test_control_values_cover_the_range_and_keep_the_default():
     assert fixed.values == [0.5] and fixed.live_only
 
 
-def test_derive_states_default_first_product_of_primary_one_at_a_time_rest():
+def _axes(c, primary):
+    return [control_values(n, c[n], n=PRIMARY_VALUES if n in primary else OTHER_VALUES) for n in c]
+
+
+def test_derive_states_full_product_of_the_primaries_and_each_other_control_on_its_own():
     c = _controls()
-    axes = [control_values(n, c[n]) for n in ("a", "b", "mode")]
-    states = derive_states(axes, primary=("a", "b"), max_states=1000)
+    primary = default_primary(c, list(c))
+    assert primary == ("a", "b")  # the first two that can take 8 values
+    assert default_primary(c, ["mode", "flag", "lr", "a"]) == ("lr", "a")
+    axes = _axes(c, primary)
+    states = derive_states(axes, primary)
     default = tuple(x.default for x in axes)
     assert states[0] == default
-    assert len(states) == len(set(states))
-    # the full product of the two primary controls, the third at its default
-    assert {(s[0], s[1]) for s in states if s[2] == default[2]} == {(i, j) for i in range(5) for j in range(5)}
-    # the third moves one at a time only
-    assert {s[2] for s in states} == {0, 1, 2}
-    assert all(s[:2] == default[:2] for s in states if s[2] != default[2])
-    assert len(states) == 25 + 2
-    # round-robin: the first moves reach both ends of every control
-    first = states[1:1 + 3]
-    assert [sum(x != d for x, d in zip(s, default, strict=True)) for s in first] == [1, 1, 1]
+    assert len(states) == len(set(states)) >= MIN_STATES
+    assert [len(x.values) for x in axes[:2]] == [PRIMARY_VALUES, PRIMARY_VALUES]
+    # the full product of the two primary controls, every other control at its default
+    grid = {(s[0], s[1]) for s in states if s[2:] == default[2:]}
+    assert grid == {(i, j) for i in range(PRIMARY_VALUES) for j in range(PRIMARY_VALUES)}
+    # every other control through all its values (≥ 4, or all its options), one at a time, primaries at default
+    for i, x in enumerate(axes[2:], start=2):
+        assert len(x.values) >= min(OTHER_VALUES, {"mode": 3, "flag": 2}.get(x.name, OTHER_VALUES))
+        assert {s[i] for s in states} == set(range(len(x.values)))
+    off = [s for s in states if s[2:] != default[2:]]
+    assert all(s[:2] == default[:2] and sum(a != d for a, d in zip(s, default, strict=True)) == 1 for s in off)
+    assert len(states) == PRIMARY_VALUES ** 2 + sum(len(x.values) - 1 for x in axes[2:])
 
 
-def test_cap_on_states():
+def test_derive_states_is_declared_deterministic_and_independent_of_time(monkeypatch):
+    import time
+
     c = _controls()
-    axes = [control_values(n, c[n], n=9) for n in c]  # 9 × 9 product + one at a time > 64
-    states = derive_states(axes, primary=("a", "b"))
-    assert len(states) == MAX_STATES
-    assert len(derive_states(axes, primary=("a", "b"), max_states=10)) == 10
-    # every control still moves within the first few states
-    moved = {i for s in states[:12] for i, (x, a) in enumerate(zip(s, axes, strict=True)) if x != a.default}
-    assert moved == set(range(len(axes)))
+    primary = default_primary(c, list(c))
+    first = derive_states(_axes(c, primary), primary)
+    clock = iter(range(0, 10**9, 10**6))  # a clock that races: any time budget would be spent at once
+    for name in ("perf_counter", "process_time", "thread_time", "monotonic", "time"):
+        monkeypatch.setattr(time, name, lambda: float(next(clock)))
+    assert derive_states(_axes(_controls(), primary), primary) == first
+    # and precompute computes every declared state, however long each takes
+    calls = []
+
+    def slow(a: float, b: int = 1):
+        calls.append((a, b))
+        return plt.figure(figsize=(0.5, 0.5)), f"{a} {b}"
+
+    monkeypatch.undo()
+    ex = precompute({"a": w.FloatSlider(value=0.5, min=0.0, max=2.0, step=0.1),
+                     "b": w.IntSlider(value=3, min=1, max=9)}, slow, workers=1)
+    assert len(ex.states) == len(calls) == PRIMARY_VALUES ** 2
 
 
 def test_precompute_stores_failing_setting_as_status_and_payload_is_consistent():
     c = {"a": w.FloatSlider(value=0.5, min=0.0, max=2.0, step=0.5), "b": w.IntSlider(value=1, min=1, max=2)}
     open_before = set(plt.get_fignums())  # figures other tests left open are not this test's
-    ex = precompute(c, _render2, ["a", "b"], time_budget_s=None)
+    ex = precompute(c, _render2, ["a", "b"], workers=1)
     assert isinstance(ex, StaticExplorer)
     assert ex.states[0] == (ex.axes[0].default, ex.axes[1].default)
     assert len(ex.states) == 5 * 2  # a: 0, .5, 1, 1.5, 2; b: 1, 2 — full product of the primary pair
@@ -152,20 +179,32 @@ def test_precompute_stores_failing_setting_as_status_and_payload_is_consistent()
     assert json.loads(data) == json.loads(json.dumps(p))
 
 
-def test_precompute_budgets_and_explicit_states_and_live_only():
+def test_precompute_explicit_states_and_live_only():
     c = _controls()
-    ex = precompute(c, _render2, list(c), time_budget_s=0.0)  # budget spent after the first state
-    assert len(ex.states) == 1 and "time budget" in ex.skipped_reason and "time budget" in ex.note()
-    assert all(len(a.values) == 1 for a in ex.axes)  # only values some computed state has are offered
-    ex = precompute(c, _render2, list(c), states=[{"a": 1.0}, {"a": 1.0, "mode": "z"}], time_budget_s=None)
+    ex = precompute(c, _render2, list(c), states=[{"a": 1.0}, {"a": 1.0, "mode": "z"}], workers=1)
     assert [ex.values(i)["a"] for i in range(len(ex.states))] == [0.5, 1.0, 1.0]
     assert ex.values(2)["mode"] == "z"
     with pytest.raises(ValueError, match="Invalid states"):
         precompute(c, _render2, list(c), states=[{"nope": 1}])
-    ex = precompute(c, _render2, list(c), live_only=("a",), max_states=6, time_budget_s=None)
-    assert len(ex.states) == 6 and ex.axes[0].values == [0.5] and ex.payload()["controls"][0]["liveOnly"]
+    c = {n: c[n] for n in ("a", "b", "mode")}
+    ex = precompute(c, _render2, list(c), live_only=("a",), workers=1)
+    assert ex.axes[0].values == [0.5] and ex.payload()["controls"][0]["liveOnly"]
+    assert ex.primary == ("b", "mode")  # a live-only control is never a primary
     with pytest.raises(ValueError, match="Invalid primary"):
         precompute(c, _render2, list(c), primary=("a", "nope"))
+
+
+def test_parallel_precompute_gives_the_serial_payload_bit_for_bit():
+    c = {"a": w.FloatSlider(value=0.5, min=0.0, max=2.0, step=0.1), "b": w.IntSlider(value=3, min=1, max=9),
+         "mode": w.Dropdown(options=["x", "y", "z"], value="y")}
+    serial = precompute(c, _render2, workers=1)
+    forked = precompute(c, _render2, workers=3)
+    assert forked.meta["workers"] == 3 and serial.meta["workers"] == 1
+    assert len(serial.states) >= MIN_STATES and serial.failed > 0  # a > 1.5 raises: errors travel back too
+    assert forked.html() == serial.html()
+    assert len(serial.frames) < len(serial.states)  # identical figures (b·a equal, or errors) share a frame
+    for ex in (serial, forked):
+        assert ex.meta["wall_s"] > 0 and ex.meta["cpu_s"] > 0
 
 
 def test_live_panel_static_switch(monkeypatch):
@@ -210,7 +249,7 @@ def test_payload_cannot_close_its_script_tag():
         fig, _ = plt.subplots(figsize=(1, 1))
         return fig, f"</script><img src=x onerror=alert(1)> a = {a}"
 
-    ex = precompute({"a": w.FloatSlider(value=0.0, min=0.0, max=1.0, step=0.5)}, render, time_budget_s=None)
+    ex = precompute({"a": w.FloatSlider(value=0.0, min=0.0, max=1.0, step=0.5)}, render)
     page = ex.html()
     assert page.count("</script>") == 1 and page.count("<img") == 1  # the frame; the status is escaped
     data = page.split('class="tb-static-data">', 1)[1].rsplit("</script>", 1)[0]
@@ -218,8 +257,8 @@ def test_payload_cannot_close_its_script_tag():
 
 
 def test_explorer_text_repr_is_short():
-    ex = precompute({"a": w.FloatSlider(value=0.5, min=0, max=1, step=0.5)}, _render, time_budget_s=None)
-    assert repr(ex).startswith("<StaticExplorer: 3 of 3 planned states") and len(repr(ex)) < 120
+    ex = precompute({"a": w.FloatSlider(value=0.5, min=0, max=1, step=0.5)}, _render)
+    assert repr(ex).startswith("<StaticExplorer: 3 states") and len(repr(ex)) < 120
 
 
 def test_precompute_runs_on_one_torch_thread_and_restores_it():
@@ -233,7 +272,7 @@ def test_precompute_runs_on_one_torch_thread_and_restores_it():
     before = torch.get_num_threads()
     torch.set_num_threads(2)
     try:
-        precompute({"a": w.FloatSlider(value=0.0, min=0.0, max=1.0, step=0.5)}, render, time_budget_s=None)
+        precompute({"a": w.FloatSlider(value=0.0, min=0.0, max=1.0, step=0.5)}, render, workers=1)
         assert seen == [1, 1, 1] and torch.get_num_threads() == 2
     finally:
         torch.set_num_threads(before)

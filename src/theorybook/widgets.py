@@ -8,13 +8,28 @@ line, never raised: a widget must not crash at any slider position (a diverging 
 **Static explorer.** The built HTML book has no kernel, so a saved ipywidget is frozen at its default. When a
 chapter is executed headless for the book (see :func:`_static_enabled`; ``scripts/offline_assets.py`` also sets
 ``THEORYBOOK_STATIC_PANELS=1`` for the build; ``live_panel(..., static=True)`` forces it), :func:`live_panel`
-also evaluates ``render`` on a declared set of states (:func:`derive_states`: a handful of values per control,
-the full product of the two primary controls, one-at-a-time variation around the default for the rest; at most
-:data:`MAX_STATES`, and no more than a CPU-time and byte budget allow) and displays a :class:`StaticExplorer`
-before the live widget: an HTML output with the frames (palette PNG at screen resolution) and a JSON of states,
-which ``_static/static-panels.js`` turns into native controls that snap to the precomputed values. In a kernel
-of a Jupyter server (JupyterLab, ``make live``) only the live panel is built, so a live kernel never pays for
-the precomputation.
+also evaluates ``render`` on a declared set of states and displays a :class:`StaticExplorer` before the live
+widget: an HTML output with the frames (palette PNG at screen resolution, identical frames stored once) and a JSON
+of states, which ``_static/static-panels.js`` turns into native controls.
+
+*Which states* (:func:`derive_states`): the panel's two primary controls (``primary=``, default
+:func:`default_primary`) at :data:`PRIMARY_VALUES` values each (sliders evenly over their range, the default
+included; dropdowns all their options up to :data:`MAX_OPTIONS`) in their full product, and every other control
+through :data:`OTHER_VALUES` values (or all its options) one at a time, the primaries at their defaults — at least
+:data:`MIN_STATES` states for two primaries of 8 values. The set is declared: no time budget cuts it, so what a
+reader can explore never depends on the load of the machine that built the book. The page weight is checked, not
+cut: ``tests/test_site.py`` and ``bench/static_panels.py`` fail a page whose explorers add more than
+:data:`PAGE_BYTES`. ``live_only`` controls stay at their value.
+
+*What it costs, and when.* The states are rendered on ``THEORYBOOK_STATIC_WORKERS`` forked processes (default
+``os.cpu_count()``; ``scripts/chapter_cache.py run`` sets it so that its parallel chapters share the cores), each
+on one torch thread, and merged in order, so the explorer is the same bit for bit whatever the number of
+processes; its wall and CPU seconds are in ``StaticExplorer.meta``. It runs only when the chapter executes: the
+book's executed chapters are cached by fingerprint (``scripts/chapter_cache.py``, jupyter-cache: the chapter,
+the packages it imports, this module), so an unchanged chapter is never executed again by ``make book`` or
+``make test`` and its panel never recomputed. ``pytest --nbmake book/`` (``conftest.py``), which does not write
+that cache, turns the precomputation off (``THEORYBOOK_STATIC_PANELS=0``). In a kernel of a Jupyter server
+(JupyterLab, ``make live``) only the live panel is built, so a live kernel never pays for the precomputation.
 """
 
 from __future__ import annotations
@@ -35,20 +50,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["live_panel", "StaticExplorer", "ControlValues", "control_values", "derive_states", "precompute",
-           "STATIC_ENV", "MAX_STATES"]
+__all__ = ["live_panel", "StaticExplorer", "ControlValues", "control_values", "default_primary", "derive_states",
+           "precompute", "STATIC_ENV", "WORKERS_ENV", "MIN_STATES", "PAGE_BYTES"]
 
 STATIC_ENV = "THEORYBOOK_STATIC_PANELS"  # "1": precompute the static explorer (set for the book build)
-MAX_STATES = 64  # states per panel by default
-PER_CONTROL = 5  # values per slider (evenly spaced over its range, the default included)
+WORKERS_ENV = "THEORYBOOK_STATIC_WORKERS"  # processes that compute a panel's states (default: os.cpu_count())
+PRIMARY_VALUES = 8  # values per primary slider (evenly spread over its range, the default included)
+OTHER_VALUES = 4  # values per other slider
 MAX_OPTIONS = 8  # a dropdown offers all its options up to this many
-# CPU seconds (render + draw + encode) per panel: the remaining states are skipped, and the panel says so. CPU
-# time of the thread doing it, not wall time (which grows with the load of the build machine) nor process time
-# (which counts torch's worker threads spinning while they wait for a core): on an idle machine it is the wall time.
-TIME_BUDGET_S = 4.0
-BYTE_BUDGET = 1_200_000  # encoded frames per panel (base64 in the page)
-DPI = 72  # frames at screen resolution: a two-panel 8.4 in figure is ~630 px wide
-SCHEMA = 1
+MIN_STATES = PRIMARY_VALUES ** 2  # what a panel with two primaries of PRIMARY_VALUES values each gets at least
+# Encoded frames a panel may add to its page (base64 in the HTML). Not a cut: the state set never depends on it;
+# tests/test_site.py and bench/static_panels.py fail a page whose explorers add more.
+PAGE_BYTES = 2_000_000
+DPI = 64  # frames at screen resolution: a two-panel 8.8 in figure is ~560 px wide
+SCHEMA = 2
 
 
 def _status(result: Any) -> str:
@@ -104,7 +119,7 @@ def _tidy(x: float) -> float:
     return float(f"{x:.12g}")
 
 
-def control_values(name: str, c: Any, n: int = PER_CONTROL, max_options: int = MAX_OPTIONS,
+def control_values(name: str, c: Any, n: int = OTHER_VALUES, max_options: int = MAX_OPTIONS,
                    live_only: bool = False) -> ControlValues:
     """The values a control takes in the static explorer: selection widgets (dropdowns, toggle buttons) all their
     options up to ``max_options``, a selection slider ``n`` evenly spaced options; numeric sliders ``n`` evenly
@@ -159,44 +174,49 @@ def control_values(name: str, c: Any, n: int = PER_CONTROL, max_options: int = M
     return ControlValues(name, desc, "select", [value], [_fmt(c, value)], 0, live_only=True)
 
 
-def derive_states(axes: Sequence[ControlValues], primary: Sequence[str] = (),
-                  max_states: int = MAX_STATES) -> list[tuple[int, ...]]:
-    """States as tuples of value indices (one per axis), most informative first, at most ``max_states``:
-    the default; then one control at a time away from the default, round-robin over the controls (extremes
-    first), so that a cut-off keeps every control movable; then the rest of the product of the ``primary``
-    controls, nearest to the default first."""
+def _can_take(c: Any, n: int) -> bool:
+    """Whether ``control_values(c, n)`` would offer ``n`` values (a slider with that many grid points, a dropdown
+    with that many options)."""
+    try:
+        return len(control_values("", c, n=n, max_options=n).values) >= n
+    except Exception:  # noqa: BLE001 - an unusual widget is simply not a primary
+        return False
+
+
+def default_primary(controls: Mapping[str, Any], order: Sequence[str]) -> tuple[str, ...]:
+    """The panel's two primary controls when it declares none: the first two, in ``order`` (the panel's rows),
+    that can take :data:`PRIMARY_VALUES` values; the first controls in order if fewer can."""
+    rich = [n for n in order if _can_take(controls[n], PRIMARY_VALUES)]
+    rest = [n for n in order if n not in rich]
+    return tuple((rich + rest)[:2])
+
+
+def derive_states(axes: Sequence[ControlValues], primary: Sequence[str] = ()) -> list[tuple[int, ...]]:
+    """The panel's declared states, as tuples of value indices (one per axis), in a fixed order that depends on
+    nothing but the axes: the default first; then the full product of the ``primary`` controls' values (every
+    other control at its default), nearest to the default first; then every other control one at a time through
+    each of its values (the primaries at their defaults). With primaries of 8 values that is at least 64 states.
+    Nothing is cut: what a reader can explore never depends on the machine that built the book."""
     default = tuple(a.default for a in axes)
     order: list[tuple[int, ...]] = [default]
     seen = {default}
 
     def add(state):
-        if state not in seen and len(order) < max_states:
+        if state not in seen:
             seen.add(state)
             order.append(state)
 
     prim = [i for i, a in enumerate(axes) if a.name in primary]
     rest = [i for i, a in enumerate(axes) if a.name not in primary]
-    moves = []
-    for i in prim + rest:
-        a = axes[i]
-        others = [k for k in range(len(a.values)) if k != a.default]
-        # extremes first, then outward from the default
-        others.sort(key=lambda k: (k not in (0, len(a.values) - 1), abs(k - a.default)))
-        moves.append((i, others))
-    for r in itertools.count():
-        if not any(r < len(m) for _, m in moves):
-            break
-        for i, m in moves:
-            if r < len(m):
-                add(default[:i] + (m[r],) + default[i + 1:])
-    if len(prim) >= 2:
-        grid = itertools.product(*(range(len(axes[i].values)) for i in prim))
-        dist = sorted(grid, key=lambda g: sum(abs(g[j] - axes[i].default) for j, i in enumerate(prim)))
-        for g in dist:
-            s = list(default)
-            for j, i in enumerate(prim):
-                s[i] = g[j]
-            add(tuple(s))
+    grid = itertools.product(*(range(len(axes[i].values)) for i in prim))
+    for g in sorted(grid, key=lambda g: (sum(abs(g[j] - axes[i].default) for j, i in enumerate(prim)), g)):
+        s = list(default)
+        for j, i in enumerate(prim):
+            s[i] = g[j]
+        add(tuple(s))
+    for i in rest:
+        for k in range(len(axes[i].values)):
+            add(default[:i] + (k,) + default[i + 1:])
     return order
 
 
@@ -240,6 +260,30 @@ def _index(vals: list, v: Any) -> int:
 # ------------------------------------------------------------------------------------ precomputation
 
 
+_RENDERERS: dict = {}  # one Agg renderer per frame size, shared by the frames of a panel (see _canvas)
+
+
+def _canvas(fig: Any) -> Any:
+    """An Agg canvas for ``fig`` that draws with a renderer shared by every frame of the same size and dpi, so that
+    matplotlib's text-metrics cache (keyed by renderer) carries over from frame to frame: about a fifth less time
+    per frame, the same pixels (the renderer is cleared before each draw)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg, RendererAgg
+
+    class _SharedRendererCanvas(FigureCanvasAgg):
+        def get_renderer(self):
+            w, h = self.figure.bbox.size
+            key = (w, h, self.figure.dpi)
+            r = _RENDERERS.get(key)
+            if r is None:
+                if len(_RENDERERS) > 8:
+                    _RENDERERS.clear()
+                r = _RENDERERS[key] = RendererAgg(w, h, self.figure.dpi)
+            self.renderer, self._lastKey = r, key
+            return r
+
+    return _SharedRendererCanvas(fig)
+
+
 def _encode(fig: Any, dpi: int) -> str | None:
     """The figure as a PNG data URI at ``dpi``: drawn once by Agg, cropped to its content (as the inline
     backend's tight bbox) and reduced to a 128-colour palette (Pillow; matplotlib's own PNG without it)."""
@@ -247,16 +291,15 @@ def _encode(fig: Any, dpi: int) -> str | None:
         return None
     try:
         import numpy as np
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
         from PIL import Image, ImageChops
     except ImportError:  # pragma: no cover - Pillow is a matplotlib dependency
         buf = io.BytesIO()
         fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
         return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
     fig.set_dpi(dpi)
-    canvas = FigureCanvasAgg(fig)
+    canvas = _canvas(fig)
     canvas.draw()
-    img = Image.fromarray(np.asarray(canvas.buffer_rgba())[..., :3])
+    img = Image.fromarray(np.asarray(canvas.buffer_rgba())[..., :3].copy())
     bbox = ImageChops.difference(img, Image.new("RGB", img.size, img.getpixel((0, 0)))).getbbox()
     if bbox:
         pad = 4
@@ -271,7 +314,8 @@ def _encode(fig: Any, dpi: int) -> str | None:
 @dataclass(repr=False)
 class StaticExplorer:
     """The precomputed panel: axes (one per control), states (index tuples), their status lines and frames
-    (indices into ``frames``, -1 when ``render`` raised), and what the precomputation cost."""
+    (indices into ``frames``, -1 when ``render`` raised), the primary controls, and what the precomputation cost
+    (``seconds`` of wall time; ``meta``: ``wall_s``, ``cpu_s`` of every process that took part, ``workers``)."""
 
     axes: list[ControlValues]
     states: list[tuple[int, ...]]
@@ -279,10 +323,13 @@ class StaticExplorer:
     frame_of: list[int]
     frames: list[str]
     seconds: float
-    planned: int
-    skipped_reason: str = ""
+    primary: tuple[str, ...] = ()
     failed: int = 0
     meta: dict = field(default_factory=dict)
+
+    @property
+    def planned(self) -> int:  # every declared state is computed
+        return len(self.states)
 
     @property
     def nbytes(self) -> int:
@@ -297,21 +344,22 @@ class StaticExplorer:
         return {
             "schema": SCHEMA,
             "controls": [{"name": a.name, "description": a.description, "kind": a.kind, "labels": a.labels,
-                          "default": a.default, "liveOnly": a.live_only} for a in self.axes],
+                          "default": a.default, "liveOnly": a.live_only, "primary": a.name in self.primary}
+                         for a in self.axes],
             "states": [{"v": list(s), "status": st, "frame": f}
                        for s, st, f in zip(self.states, self.statuses, self.frame_of, strict=True)],
             "frames": self.frames,
-            "planned": self.planned,
-            "skipped": self.skipped_reason,
         }
 
     def note(self) -> str:
         n = len(self.states)
-        text = (f"Precomputed explorer: {n} setting{'s' * (n != 1)} of this panel, computed when the book was "
-                "built; the controls snap to them. Run live for other values (Live Code, with make live).")
-        if self.skipped_reason:
-            text += f" ({self.skipped_reason}.)"
-        return text
+        desc = {a.name: a.description for a in self.axes}
+        prim = [desc[p] for p in self.primary if p in desc]
+        text = f"Precomputed explorer: {n} setting{'s' * (n != 1)} of this panel, computed when the book was built"
+        if len(prim) >= 2:
+            text += (f": every combination of {' and '.join(prim)}, and each other control on its own (with "
+                     f"{' and '.join(prim)} at their defaults)")
+        return text + ". Run live for any combination (Live Code, with make live)."
 
     def html(self) -> str:
         data = json.dumps(self.payload(), separators=(",", ":"), ensure_ascii=True).replace("<", "\\u003c")
@@ -320,7 +368,7 @@ class StaticExplorer:
         img = (f'<img class="tb-static-frame" src="{self.frames[f0]}" alt="{html.escape(status)}">'
                if f0 >= 0 else '<img class="tb-static-frame" alt="" hidden>')
         return (
-            '<div class="tb-static-panel" data-tb-static-schema="1">'
+            f'<div class="tb-static-panel" data-tb-static-schema="{SCHEMA}">'
             '<div class="tb-static-controls"></div>'
             f'<p class="tb-static-note">{html.escape(self.note())}</p>'
             f'<div class="tb-static-status" role="status" aria-live="polite"><b>{html.escape(status)}</b></div>'
@@ -333,40 +381,149 @@ class StaticExplorer:
         return self.html()
 
     def __repr__(self) -> str:  # the text/plain of the output: short, not the frames
-        return (f"<StaticExplorer: {len(self.states)} of {self.planned} planned states, {len(self.frames)} frames, "
-                f"{self.seconds:.1f} s>")
+        return (f"<StaticExplorer: {len(self.states)} states, {len(self.frames)} frames, "
+                f"{self.seconds:.1f} s on {self.meta.get('workers', 1)} processes>")
 
 
 def precompute(controls: Mapping[str, Any], render: Callable[..., tuple[Any, Any]],
                order: Sequence[str] | None = None, *, states: Iterable[Mapping[str, Any]] | None = None,
                primary: Sequence[str] | None = None, live_only: Sequence[str] = (),
-               max_states: int = MAX_STATES, time_budget_s: float | None = TIME_BUDGET_S,
-               byte_budget: int | None = BYTE_BUDGET, dpi: int = DPI) -> StaticExplorer:
-    """Evaluate ``render`` on the panel's states (``states``, or :func:`derive_states`) until the states, the
-    time budget or the byte budget run out. A state whose ``render`` raises is kept, with the error as its
-    status line and no frame."""
+               dpi: int = DPI, workers: int | None = None) -> StaticExplorer:
+    """Evaluate ``render`` on every one of the panel's states (``states``, or :func:`derive_states` on the
+    ``primary`` controls at :data:`PRIMARY_VALUES` values and the others at :data:`OTHER_VALUES`), on ``workers``
+    processes (default: ``THEORYBOOK_STATIC_WORKERS``, else ``os.cpu_count()``; forked, so they inherit
+    ``render``). A state whose ``render`` raises is kept, with the error as its status line and no frame. The
+    result does not depend on ``workers`` (bit for bit: each state is rendered on its own, the frames are merged
+    and de-duplicated in the states' order)."""
     order = list(order or controls)
     names = order + [n for n in controls if n not in order]
     if primary is None:
-        primary = tuple(names[:2])
+        primary = default_primary(controls, [n for n in names if n not in live_only])
+    primary = tuple(primary)
     bad = (set(primary) | set(live_only)) - set(controls)
     if bad:
         raise ValueError(f"Invalid primary/live_only: unknown control names {sorted(bad)}")
-    axes = [control_values(n, controls[n], live_only=n in live_only) for n in names]
+    axes = [control_values(n, controls[n], n=PRIMARY_VALUES if n in primary else OTHER_VALUES,
+                           live_only=n in live_only) for n in names]
     if states is not None:
         axes, planned = _explicit_axes(axes, controls, states)
-        planned = planned[:max_states]
     else:
-        planned = derive_states(axes, primary, max_states)
+        planned = derive_states(axes, primary)
+    if workers is None:
+        env = os.environ.get(WORKERS_ENV, "").strip()
+        workers = int(env) if env else (os.cpu_count() or 1)
+    workers = max(1, min(int(workers), len(planned)))
+    if not hasattr(os, "fork"):  # pragma: no cover - Windows: one process
+        workers = 1
+    t0, c0, k0 = time.perf_counter(), time.process_time(), _children_cpu()
+    kwargs = [{a.name: a.values[k] for a, k in zip(axes, s, strict=True)} for s in planned]
+    if workers == 1:
+        with _one_torch_thread():
+            results = [_render_state(render, kw, dpi) for kw in kwargs]
+    else:
+        results = _render_forked(render, kwargs, dpi, workers)
+    statuses: list[str] = []
+    frame_of: list[int] = []
+    frames: list[str] = []
+    index: dict[str, int] = {}
+    failed = 0
+    for status, uri in results:
+        statuses.append(status)
+        if uri is None:
+            failed += 1
+            frame_of.append(-1)
+            continue
+        if uri not in index:  # settings that draw the same figure share one frame
+            index[uri] = len(frames)
+            frames.append(uri)
+        frame_of.append(index[uri])
+    wall = time.perf_counter() - t0
+    meta = {"wall_s": round(wall, 3), "cpu_s": round(time.process_time() - c0 + _children_cpu() - k0, 3),
+            "workers": workers}
+    return StaticExplorer(axes, list(planned), statuses, frame_of, frames, wall, primary, failed, meta)
 
-    with _one_torch_thread():
-        return _precompute(axes, planned, render, time_budget_s, byte_budget, dpi)
+
+def _children_cpu() -> float:
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - Windows
+        return 0.0
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
+def _render_state(render: Callable[..., tuple[Any, Any]], kwargs: dict, dpi: int) -> tuple[str, str | None]:
+    """``(status line, frame as a PNG data URI)`` of one setting; ``(error, None)`` when ``render`` raised (or drew
+    no figure)."""
+    import matplotlib.pyplot as plt
+
+    before = set(plt.get_fignums())
+    uri = None
+    # A setting far from the default may warn (overflow of a diverging run, ...) or print: that belongs to its
+    # status line, not to the chapter's output.
+    with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()), \
+            contextlib.redirect_stderr(io.StringIO()):
+        warnings.simplefilter("ignore")
+        try:
+            fig, result = render(**kwargs)
+            status = _status(result)
+            uri = _encode(fig, dpi)
+        except Exception as err:  # noqa: BLE001 - a failing setting is shown, never raised
+            status = _error_status(err)
+        finally:
+            for num in set(plt.get_fignums()) - before:
+                plt.close(num)
+    return status, uri
+
+
+def _render_forked(render: Callable[..., tuple[Any, Any]], kwargs: list[dict], dpi: int,
+                   workers: int) -> list[tuple[str, str | None]]:
+    """:func:`_render_state` of every setting, on ``workers`` forked children: child ``w`` renders settings
+    ``w, w + workers, …`` (the costly ones are spread evenly) on one torch thread and sends back JSON through a
+    pipe; it never returns into the kernel (``os._exit``). A child that fails has its settings rendered here."""
+    results: list[tuple[str, str | None] | None] = [None] * len(kwargs)
+    children = []
+    sys.stdout.flush()
+    sys.stderr.flush()
+    for w in range(workers):
+        rfd, wfd = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: render, send, exit without running the parent's clean-up
+            code = 1
+            try:
+                os.close(rfd)
+                torch = sys.modules.get("torch")
+                if torch is not None:
+                    torch.set_num_threads(1)
+                out = [_render_state(render, kwargs[i], dpi) for i in range(w, len(kwargs), workers)]
+                with os.fdopen(wfd, "wb") as f:
+                    f.write(json.dumps(out).encode("utf-8"))
+                code = 0
+            finally:
+                os._exit(code)
+        os.close(wfd)
+        children.append((w, pid, rfd))
+    for w, pid, rfd in children:
+        with os.fdopen(rfd, "rb") as f:
+            data = f.read()
+        _, status = os.waitpid(pid, 0)
+        mine = range(w, len(kwargs), workers)
+        try:
+            got = json.loads(data) if status == 0 else None
+        except ValueError:
+            got = None
+        if got is None or len(got) != len(mine):  # pragma: no cover - a crashed child: do its share here
+            with _one_torch_thread():
+                got = [_render_state(render, kwargs[i], dpi) for i in mine]
+        for i, (st, uri) in zip(mine, got, strict=True):
+            results[i] = (st, uri)
+    return results  # type: ignore[return-value]
 
 
 @contextlib.contextmanager
 def _one_torch_thread():
     """Precompute on one torch thread: the states are small problems, and a second intra-op thread would spin
-    (burning the budget's CPU time) whenever the build machine is busy. Restored afterwards."""
+    whenever the build machine is busy. Restored afterwards."""
     torch = sys.modules.get("torch")
     n = torch.get_num_threads() if torch is not None else None
     if n is not None and n > 1:
@@ -376,66 +533,6 @@ def _one_torch_thread():
     finally:
         if n is not None and n > 1:
             torch.set_num_threads(n)
-
-
-def _precompute(axes, planned, render, time_budget_s, byte_budget, dpi) -> StaticExplorer:
-    import matplotlib.pyplot as plt
-
-    t0, c0 = time.perf_counter(), time.thread_time()
-    done: list[tuple[int, ...]] = []
-    statuses: list[str] = []
-    frame_of: list[int] = []
-    frames: list[str] = []
-    index: dict[str, int] = {}
-    used, failed, reason = 0, 0, ""
-    for s in planned:
-        spent = time.thread_time() - c0
-        # stop before a state that would, at the mean cost so far, overrun the budget
-        if done and time_budget_s is not None and spent + spent / len(done) > time_budget_s:
-            reason = (f"time budget of {time_budget_s:g} CPU s spent after {len(done)} of {len(planned)} "
-                      "planned settings")
-            break
-        if done and byte_budget is not None and used > byte_budget:
-            reason = f"page-weight budget spent after {len(done)} of {len(planned)} planned settings"
-            break
-        kwargs = {a.name: a.values[k] for a, k in zip(axes, s, strict=True)}
-        before = set(plt.get_fignums())
-        uri = None
-        # A setting far from the default may warn (overflow of a diverging run, ...) or print: that belongs to
-        # its status line, not to the chapter's output.
-        with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()), \
-                contextlib.redirect_stderr(io.StringIO()):
-            warnings.simplefilter("ignore")
-            try:
-                fig, result = render(**kwargs)
-                status = _status(result)
-                uri = _encode(fig, dpi)
-            except Exception as err:  # noqa: BLE001 - a failing setting is shown, never raised
-                status, failed = _error_status(err), failed + 1
-            finally:
-                for num in set(plt.get_fignums()) - before:
-                    plt.close(num)
-        if uri is None:
-            frame_of.append(-1)
-        else:
-            if uri not in index:
-                index[uri] = len(frames)
-                frames.append(uri)
-                used += len(uri)
-            frame_of.append(index[uri])
-        done.append(s)
-        statuses.append(status)
-    # Offer only values some computed state has: every position of every control then shows a frame.
-    present = [sorted({s[i] for s in done}) for i in range(len(axes))]
-    new_axes = []
-    for a, keep in zip(axes, present, strict=True):
-        d = keep.index(a.default) if a.default in keep else 0
-        new_axes.append(ControlValues(a.name, a.description, a.kind if len(keep) > 1 else "select",
-                                      [a.values[k] for k in keep], [a.labels[k] for k in keep], d, a.live_only))
-    remap = [{k: j for j, k in enumerate(keep)} for keep in present]
-    done = [tuple(remap[i][k] for i, k in enumerate(s)) for s in done]
-    return StaticExplorer(new_axes, done, statuses, frame_of, frames, time.perf_counter() - t0,
-                          len(planned), reason, failed, {"cpu_s": time.thread_time() - c0})
 
 
 _SERVER_MARKS = ("jupyter_server", "jupyter-server", "jupyter-lab", "jupyterlab", "jupyter-notebook",
@@ -482,7 +579,6 @@ def live_panel(
     states: Iterable[Mapping[str, Any]] | None = None,
     primary: Sequence[str] | None = None,
     live_only: Sequence[str] = (),
-    max_states: int = MAX_STATES,
     static: bool | None = None,
 ):
     """Return an ``ipywidgets.VBox``: the controls (laid out in ``rows`` of control names), a status line and
@@ -492,9 +588,9 @@ def live_panel(
 
     With ``static`` (default: on when the chapter is executed headless for the book, see :func:`_static_enabled`),
     the panel is also precomputed (:func:`precompute`) on ``states`` (default: :func:`derive_states` with the
-    ``primary`` pair, default the first two controls in ``rows``; ``live_only`` controls stay at their value;
-    at most ``max_states``) and the :class:`StaticExplorer` is displayed before the panel is returned, for the
-    static HTML book. ``panel.static`` holds it (``None`` when off).
+    ``primary`` pair, default :func:`default_primary` of the controls in ``rows``; ``live_only`` controls stay at
+    their value) and the :class:`StaticExplorer` is displayed before the panel is returned, for the static HTML
+    book. ``panel.static`` holds it (``None`` when off).
     """
     import ipywidgets as w
     import matplotlib.pyplot as plt
@@ -527,8 +623,7 @@ def live_panel(
     explorer = None
     if _static_enabled(static):
         order = [n for row in rows for n in row]
-        explorer = precompute(controls, render, order, states=states, primary=primary, live_only=live_only,
-                              max_states=max_states)
+        explorer = precompute(controls, render, order, states=states, primary=primary, live_only=live_only)
         try:
             from IPython import get_ipython
         except ImportError:  # pragma: no cover - IPython comes with ipywidgets
