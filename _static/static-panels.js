@@ -19,6 +19,8 @@
   "use strict";
 
   var uid = 0;
+  var panels = 0;
+  var lastSkip = null;
 
   function el(tag, attrs, text) {
     var e = document.createElement(tag);
@@ -79,26 +81,34 @@
       readouts.push(out);
     });
 
-    // The computed state with control ci at value k that moves the fewest other controls (then: nearest the
-    // default, then: first computed).
+    // The reader's choices: the value they last chose for each control (the default until they move it). Moving
+    // control ci to k goes to the computed state with v[ci] = k that keeps the most of the reader's choices,
+    // the primaries first (then: the most of what is shown now, then the most defaults, then the first computed);
+    // the exact combination whenever it was computed.
+    var primary = controls.map(function (c) { return !!c.primary; });
+    var wanted = states[0].v.slice();
+    function score(v, ci, here) {
+      var kp = 0, ko = 0, kc = 0, home = 0;
+      for (var j = 0; j < v.length; j++) {
+        if (j === ci) continue;
+        if (v[j] === wanted[j]) { if (primary[j]) kp++; else ko++; }
+        if (v[j] === here[j]) kc++;
+        if (v[j] === defaults[j]) home++;
+      }
+      return ((kp * 100 + ko) * 100 + kc) * 100 + home;
+    }
     function pick(ci, k) {
-      var here = states[current].v;
-      var exact = here.slice();
+      var exact = wanted.slice();
       exact[ci] = k;
       var hit = byKey[exact.join(",")];
       if (hit !== undefined) return hit;
+      var here = states[current].v;
       var best = -1, bestScore = -1;
       for (var i = 0; i < states.length; i++) {
         var v = states[i].v;
         if (v[ci] !== k) continue;
-        var keep = 0, home = 0;
-        for (var j = 0; j < v.length; j++) {
-          if (j === ci) continue;
-          if (v[j] === here[j]) keep++;
-          if (v[j] === defaults[j]) home++;
-        }
-        var score = keep * 1000 + home;
-        if (score > bestScore) { best = i; bestScore = score; }
+        var sc = score(v, ci, here);
+        if (sc > bestScore) { best = i; bestScore = sc; }
       }
       return best;
     }
@@ -129,33 +139,62 @@
       root.setAttribute("data-tb-state", String(i));
     }
 
-    // When the exact combination was not computed, say so: which control moved, and which of the reader's other
-    // settings the nearest computed state changes (never a silent reset).
+    // When the reader's combination was not computed, say so: which of their settings the shown state changes,
+    // and why (never a silent reset); and which earlier choices came back.
     var movedLine = el("p", { "class": "tb-static-moved", role: "status", "aria-live": "polite" });
     status.parentNode.insertBefore(movedLine, status.nextSibling);
 
-    function explain(ci, before, after) {
-      movedLine.textContent = "";
-      var moved = [];
-      for (var j = 0; j < before.length; j++) {
-        if (j !== ci && before[j] !== after[j]) {
-          moved.push(controls[j].description + " " + controls[j].labels[before[j]] + " → " +
-                     controls[j].labels[after[j]]);
+    function said(j, k) { return controls[j].description + " = " + controls[j].labels[k]; }
+
+    function explain(ci, before, after, want) {
+      var changed = [], lost = [], back = [];
+      for (var j = 0; j < after.length; j++) {
+        if (j === ci) continue;
+        if (after[j] !== want[j]) {
+          changed.push(controls[j].description + (after[j] === defaults[j] ? " returned to " : " moved to ") +
+                       controls[j].labels[after[j]]);
+          lost.push(said(j, want[j]));
+        } else if (before[j] !== after[j]) {
+          back.push(controls[j].description + " back to your " + controls[j].labels[after[j]]);
         }
       }
-      if (!moved.length) return;
-      movedLine.textContent = controls[ci].description + " = " + controls[ci].labels[after[ci]] +
-        " was not precomputed with your other settings; the nearest computed state changes " + moved.join(", ") +
-        " (run live for any combination).";
+      var text = "";
+      if (changed.length) {
+        text = changed.join(", ") + ": " + said(ci, after[ci]) + " with " + lost.join(", ") +
+               " was not precomputed (run live for any combination).";
+      }
+      if (back.length) text += (text ? " " : "") + back.join(", ") + ".";
+      movedLine.textContent = text;
+      root.setAttribute("data-tb-moved", changed.length ? "1" : "0");
     }
 
     function move(ci, k) {
       var before = states[current].v.slice();
       var i = pick(ci, k);
-      if (i >= 0) {
-        show(i);
-        explain(ci, before, states[i].v);
-      } else show(current); // cannot happen: every offered value belongs to a computed state
+      if (i < 0) { show(current); return; } // cannot happen: every offered value belongs to a computed state
+      wanted[ci] = k;
+      show(i);
+      explain(ci, before, states[i].v, wanted);
+    }
+
+    // Keyboard: a link at the top of the page ("Skip to the explorer"), next to the theme's "Skip to main
+    // content", puts the focus on the panel's first control, so a reader reaches it in two Tab presses whatever
+    // the page holds before it (formulas are out of the tab order too: mathjax3_config in _config.yml).
+    var firstInput = inputs.filter(function (e) { return !e.disabled; })[0];
+    if (firstInput) {
+      root.id = root.id || "tb-explorer-" + (++panels);
+      var skip = el("div", { "class": "skip-link d-print-none tb-skip-explorer" });
+      var link = el("a", { href: "#" + root.id }, panels > 1 ? "Skip to explorer " + panels : "Skip to the explorer");
+      skip.appendChild(link);
+      link.addEventListener("click", function (ev) {
+        ev.preventDefault();
+        root.scrollIntoView({ block: "start" });
+        firstInput.focus();
+      });
+      var anchor = lastSkip || document.getElementById("pst-skip-link");
+      if (anchor && anchor.parentNode) anchor.parentNode.insertBefore(skip, anchor.nextSibling);
+      else document.body.insertBefore(skip, document.body.firstChild);
+      lastSkip = skip;
     }
 
     show(0);

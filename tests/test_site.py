@@ -928,6 +928,99 @@ def exercise_static_explorers(browser, url: str, page: str, *, load: bool = True
     return report
 
 
+STATIC_MIN_STATES = 64  # theorybook.widgets.MIN_STATES: two primaries of 8 values, in their full product
+STATIC_MIN_VALUES = 4  # theorybook.widgets.OTHER_VALUES: every other control (a select may have fewer options)
+STATIC_PAGE_BYTES = 2_000_000  # theorybook.widgets.PAGE_BYTES: what a page's explorers may add
+TAB_PRESSES = 4  # key presses from the top of a chapter to its explorer's first control
+
+STATIC_WEIGHT = r"""
+return Array.from(document.querySelectorAll('main .tb-static-panel')).map((p) => {
+  const d = JSON.parse(p.querySelector('script.tb-static-data').textContent);
+  return {bytes: p.querySelector('script.tb-static-data').textContent.length
+                 + (p.querySelector('img.tb-static-frame').getAttribute('src') || '').length,
+          controls: d.controls, nstates: d.states.length};
+});
+"""
+
+STATIC_MOVE = r"""
+const [index, ci, k] = arguments;
+const p = document.querySelectorAll('main .tb-static-panel')[index];
+const inputs = Array.from(p.querySelectorAll('.tb-static-controls input, .tb-static-controls select'));
+inputs[ci].value = String(k);
+inputs[ci].dispatchEvent(new Event(inputs[ci].tagName === 'SELECT' ? 'change' : 'input', {bubbles: true}));
+return {v: inputs.map((e) => +e.value), moved: p.querySelector('.tb-static-moved').textContent};
+"""
+
+
+def check_static_coverage(browser, page: str) -> list[dict]:
+    """On the page the browser shows: every explorer has at least STATIC_MIN_STATES states, every control that is not
+    live-only at least STATIC_MIN_VALUES values (a select: all its options), and the page's explorers add at most
+    STATIC_PAGE_BYTES; the reader's choices are kept: moving the second primary keeps the first where the reader put
+    it, and moving any other control either keeps it or says in the status line which control changed and why."""
+    panels = browser.execute_script(STATIC_WEIGHT)
+    total = sum(p["bytes"] for p in panels)
+    assert total <= STATIC_PAGE_BYTES, f"{page}: the explorers add {total} bytes > {STATIC_PAGE_BYTES}"
+    out = []
+    for pi, panel in enumerate(panels):
+        ctl = panel["controls"]
+        assert panel["nstates"] >= STATIC_MIN_STATES, f"{page}: {panel['nstates']} states < {STATIC_MIN_STATES}"
+        for c in ctl:
+            if c["liveOnly"]:
+                continue
+            n = len(c["labels"])
+            assert n >= STATIC_MIN_VALUES or (c["kind"] == "select" and n >= 2), \
+                f"{page}: control {c['name']} offers {n} values"
+        prim = [i for i, c in enumerate(ctl) if c["primary"]]
+        assert len(prim) == 2, f"{page}: primaries {prim}"
+        assert all(len(ctl[i]["labels"]) >= 8 or ctl[i]["kind"] == "select" for i in prim), f"{page}: primaries"
+        p1, p2 = prim
+        k1 = 0 if ctl[p1]["default"] != 0 else len(ctl[p1]["labels"]) - 1
+        k2 = 0 if ctl[p2]["default"] != 0 else len(ctl[p2]["labels"]) - 1
+        browser.execute_script(STATIC_MOVE, pi, p1, k1)
+        got = browser.execute_script(STATIC_MOVE, pi, p2, k2)
+        assert got["v"][p1] == k1 and got["v"][p2] == k2, f"{page}: moving {ctl[p2]['name']} lost {ctl[p1]['name']}"
+        assert not got["moved"], f"{page}: a precomputed combination explained as missing: {got['moved']}"
+        for j, c in enumerate(ctl):
+            if j in prim or len(c["labels"]) <= 1:
+                continue
+            k = 0 if c["default"] != 0 else len(c["labels"]) - 1
+            got = browser.execute_script(STATIC_MOVE, pi, j, k)
+            assert got["v"][j] == k, f"{page}: {c['name']} did not move"
+            kept = got["v"][p1] == k1 and got["v"][p2] == k2
+            said = "was not precomputed" in got["moved"] and ctl[p1]["description"] in got["moved"]
+            assert kept or said, f"{page}: moving {c['name']} reset {ctl[p1]['name']} silently ({got['moved']!r})"
+            back = browser.execute_script(STATIC_MOVE, pi, j, c["default"])  # the reader's choices come back
+            assert back["v"][p1] == k1 and back["v"][p2] == k2, f"{page}: {ctl[p1]['name']} not restored"
+            browser.execute_script(STATIC_MOVE, pi, p1, ctl[p1]["default"])
+            browser.execute_script(STATIC_MOVE, pi, p2, ctl[p2]["default"])
+            browser.execute_script(STATIC_MOVE, pi, p1, k1)
+            browser.execute_script(STATIC_MOVE, pi, p2, k2)
+        out.append({"page": page, "panel": pi, "states": panel["nstates"], "bytes": panel["bytes"],
+                    "values": {c["name"]: len(c["labels"]) for c in ctl}})
+    return out
+
+
+def tab_presses_to_explorer(browser, page: str) -> int:
+    """Key presses from the top of the page (just loaded, nothing focused) until the focus is on a control of the
+    first explorer: Tab, and Enter on the "Skip to the explorer" link when the focus lands on it."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.keys import Keys
+
+    browser.execute_script("window.scrollTo(0, 0); document.activeElement && document.activeElement.blur();")
+    where = ("const a = document.activeElement; return a ? {inPanel: !!a.closest('.tb-static-panel'), "
+             "skip: !!a.closest('.tb-skip-explorer')} : {};")
+    for presses in range(1, 40):
+        ActionChains(browser).send_keys(Keys.TAB).perform()
+        at = browser.execute_script(where)
+        if at.get("skip"):
+            ActionChains(browser).send_keys(Keys.ENTER).perform()
+            presses += 1
+            at = browser.execute_script(where)
+        if at.get("inPanel"):
+            return presses
+    raise AssertionError(f"{page}: no explorer control within 40 key presses")
+
+
 @pytest.mark.parametrize("via", ["http", "file"])
 @pytest.mark.parametrize("page", [p for p in PAGES if is_chapter(p)])
 def test_chapter_page(browser, static_site, page, via):
@@ -937,9 +1030,20 @@ def test_chapter_page(browser, static_site, page, via):
     lists) shows exactly the precomputed state's figure and status line (read from the panel's JSON, alt text
     included), the frozen ipywidget is hidden, the status line is an aria-live region, a state switch takes
     ≤ 50 ms (median, input event to decoded frame), the explorer gives way in live mode, and no console error is
-    logged."""
+    logged. Over http also: the declared state set is on the page (:func:`check_static_coverage`: ≥ 64 states,
+    ≥ 4 values per control, ≤ 2 MB added, the reader's choices kept or the change explained) and the explorer is
+    a few key presses from the top of the page (:func:`tab_presses_to_explorer`)."""
     url = page_url(static_site, page, via)
     check_page_offline(browser, url, page)
     exercise_static_explorers(browser, url, page, load=False)
-    if via == "http":  # the same HTML either way: the reading layout once per chapter
+    if via == "http":  # the same HTML either way: the reading layout, coverage and keyboard once per chapter
         check_reader_layout(browser, page)
+        browser.get(url)
+        wait_for(browser, "return document.readyState === 'complete'", 60, "page load")
+        check_static_coverage(browser, page)
+        browser.get(url)
+        wait_for(browser, "return document.readyState === 'complete' && "
+                          "!!document.querySelector('.tb-skip-explorer')", 60, "page load")
+        presses = tab_presses_to_explorer(browser, page)
+        print(f"{page}: explorer reached in {presses} key presses")
+        assert presses <= TAB_PRESSES, f"{page}: {presses} key presses to reach the explorer > {TAB_PRESSES}"
