@@ -1,12 +1,13 @@
-"""Static explorers: what precomputing every chapter's panel costs (issue 36).
+"""Static explorers: what precomputing every chapter's panel costs (issues 36 and 47).
 
 For every chapter panel (found as in ``bench/widgets.py``; each in its own process, as each chapter has its own
-kernel in the build) the panel is built as the book build builds it
-(``THEORYBOOK_STATIC_PANELS=1``: the states of ``derive_states``, cut by the per-panel CPU budget), and we report
-the states computed and planned, the CPU and wall seconds added, the frames and the bytes the explorer adds to
-the chapter page, against the budgets of issue 36: ≤ 64 states, ≤ 25 % of the chapter's execution time
-(``bench/results/chapter_times.json``), ≤ 1.5 MB per page. The in-browser switch latency (≤ 50 ms) is measured
-by ``tests/test_site.py::test_chapter_page`` and, on bare pages of every panel, by ``--browser`` here.
+kernel in the build) the panel is built as the book build builds it (``THEORYBOOK_STATIC_PANELS=1``: every state
+of ``derive_states``, on ``THEORYBOOK_STATIC_WORKERS`` forked processes, default all cores), and we report the
+states, the values per control, the primaries, the CPU seconds (all processes) and wall seconds added, the frames
+and the bytes the explorer adds to the chapter page, against the budgets of issue 47: ≥ 64 states (the declared
+set, never cut), ≥ 4 values per control that is not live-only (a select: all its options), ≤ 2 MB per page. The
+in-browser switch latency (≤ 50 ms) is measured by ``tests/test_site.py::test_chapter_page`` and, on bare pages of
+every panel, by ``--browser`` here.
 
 Usage: python bench/static_panels.py [--html DIR] [--browser] [chapter ...]
        → table + bench/results/static_panels.json
@@ -34,8 +35,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-MAX_BYTES = 1_500_000
-TIME_SHARE = 0.25
+MIN_VALUES = 4
 
 
 def _chapter_seconds() -> dict[str, float]:
@@ -88,13 +88,15 @@ def _row(name: str, html_dir: Path | None) -> dict:
     if html_dir is not None:
         (html_dir / f"{name}.html").write_text(_bare_page(name, ex.html()), encoding="utf-8")
     base = _chapter_seconds().get(name)
-    cpu_s = ex.meta.get("cpu_s", 0.0)
-    row = {"chapter": name, "states": len(ex.states), "planned": ex.planned, "frames": len(ex.frames),
-           "failed_states": ex.failed, "precompute_cpu_s": round(cpu_s, 2), "precompute_wall_s": round(ex.seconds, 2),
+    m = ex.meta
+    values = {a.name: len(a.values) for a in ex.axes}
+    row = {"chapter": name, "states": len(ex.states), "frames": len(ex.frames), "failed_states": ex.failed,
+           "primary": list(ex.primary), "values": values,
+           "precompute_cpu_s": m["cpu_s"], "precompute_wall_s": m["wall_s"], "workers": m["workers"],
            "panel_cpu_s": round(cpu, 2), "panel_wall_s": round(wall, 2), "bytes": ex.nbytes, "chapter_s": base,
-           "skipped": ex.skipped_reason, "added_share": round(cpu_s / base, 3) if base else None}
-    row["within_budget"] = (row["states"] <= tw.MAX_STATES and row["bytes"] <= MAX_BYTES
-                            and (row["added_share"] is None or row["added_share"] <= TIME_SHARE))
+           "added_cpu_share": round(m["cpu_s"] / base, 3) if base else None}
+    few = [a.name for a in ex.axes if not a.live_only and len(a.values) < MIN_VALUES and a.kind != "select"]
+    row["within_budget"] = (row["states"] >= tw.MIN_STATES and row["bytes"] <= tw.PAGE_BYTES and not few)
     return row
 
 
@@ -137,17 +139,19 @@ def main(argv: list[str]) -> int:
         if "error" in row:
             print(f"{name:<22} ERROR {row['error'][-300:]}", flush=True)
             continue
-        print(f"{name:<22} {row['states']:3d}/{row['planned']:<3d} states  {row['frames']:3d} frames  "
-              f"{row['precompute_cpu_s']:5.2f} CPU s ({row['precompute_wall_s']:5.2f} wall)  "
-              f"{row['bytes'] / 1e3:7.1f} kB  share {row['added_share']}", flush=True)
+        print(f"{name:<22} {row['states']:3d} states  {row['frames']:3d} frames  "
+              f"{row['precompute_cpu_s']:6.2f} CPU s ({row['precompute_wall_s']:5.2f} wall on {row['workers']})  "
+              f"{row['bytes'] / 1e3:7.1f} kB  values {row['values']}", flush=True)
     ok = [r for r in rows if "error" not in r]
     result = {
         "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores",
         "load_average": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
-        "budgets": {"max_states": tw.MAX_STATES, "cpu_s_per_panel": tw.TIME_BUDGET_S, "max_bytes": MAX_BYTES,
-                    "time_share": TIME_SHARE, "dpi": tw.DPI},
+        "budgets": {"min_states": tw.MIN_STATES, "primary_values": tw.PRIMARY_VALUES,
+                    "other_values": tw.OTHER_VALUES, "max_bytes_per_page": tw.PAGE_BYTES, "dpi": tw.DPI},
         "totals": {"states": sum(r["states"] for r in ok),
                    "precompute_cpu_s": round(sum(r["precompute_cpu_s"] for r in ok), 1),
+                   "precompute_wall_s": round(sum(r["precompute_wall_s"] for r in ok), 1),
+                   "max_bytes": max((r["bytes"] for r in ok), default=0),
                    "bytes": sum(r["bytes"] for r in ok),
                    "chapters_s": round(sum(r["chapter_s"] or 0 for r in ok), 1)},
         "panels": rows,
