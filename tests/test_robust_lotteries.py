@@ -250,13 +250,16 @@ def test_seeded_rows_hold_for_the_chapter_seed():
     assert v.passed, [r.claim for r in v.failures]
     assert {r.kind for r in v.rows} <= {"reproduces", "differs", "consistency"}
     rep = [r for r in v.rows if r.kind == "reproduces"]
-    assert {r.tests for r in rep} == {"robust-reliable", "stable-set"}
+    assert {r.tests for r in rep} == {"robust-reliable", "stable-set", "ml-guarantee"}
     assert all(r.controls and not any(c["passes"] for c in r.controls) for r in rep)
     assert all(c["why"] and c["tuned"] and not c["weak"] for r in rep for c in r.controls)
     (gap,) = [r for r in v.rows if r.kind == "differs"]
     assert gap.tests == "gap" and gap.paper_passes is False and gap.planted["passes"] is False
-    (ml,) = [r for r in v.rows if r.tests == "ml-guarantee"]
-    assert ml.kind == "consistency"
+    ml = [r for r in v.rows if r.tests == "ml-guarantee"]
+    assert sorted(r.kind for r in ml) == ["consistency", "reproduces"]
+    (guar,) = [r for r in ml if r.kind == "reproduces"]
+    assert len(guar.controls) == 5 and guar.scan is not None and len(guar.scan["values"]) >= 3
+    assert guar.basis.startswith("model:")
 
 
 def test_deterministic_rows_and_claims():
@@ -343,10 +346,108 @@ def test_studies_sensitivity_tv_search_axioms():
     t = tv_direct_search(preference_world(), n_search=50)
     assert abs(t.direct_at_lp - t.t_lp) < 1e-9 and t.best_searched <= t.t_lp + 1e-9
     assert t.t_half - t.direct_at_half > 0.05  # the halved radius is optimistic
-    ax = axiom_checks(preference_world(), n_perm=2)
+    ax = axiom_checks(preference_world(), n_perm=2, n_dir=1, cont_eps=(1e-3, 1e-5))
     assert ax.neutrality_gap < 1e-7 and ax.monotonicity_min > -1e-7
+    # continuity: the robust lottery's ratio stays bounded, the tie-broken argmax jumps (‖Δe‖₁ = 2 at any ε)
+    assert 0.0 < max(ax.cont_ratio) < 100.0 and 0.0 < ax.tie_t < 1.0
+    np.testing.assert_allclose(ax.winner_ratio, (2e3, 2e5), rtol=1e-6)
     with pytest.raises(ValueError):
         tv_direct_search(preference_world(shares=(0.5, 0.5)))
+
+
+# -- the guarantee in worlds with a top cycle; continuity -----------------------------------------------------
+def test_condorcet_winner():
+    from theorybook.robust_lotteries.studies import condorcet_winner
+
+    cyc = np.array([[0.0, 0.2, -0.1], [-0.2, 0.0, 0.3], [0.1, -0.3, 0.0]])
+    order = np.array([[0.0, 0.2, 0.1], [-0.2, 0.0, 0.3], [-0.1, -0.3, 0.0]])
+    np.testing.assert_array_equal(condorcet_winner(np.stack([cyc, order, -order])), [-1, 0, 2])
+    with pytest.raises(ValueError):
+        condorcet_winner(np.zeros((2, 3)))
+
+
+def test_cycling_worlds_have_no_condorcet_winner_and_are_seeded():
+    from theorybook.robust_lotteries.studies import condorcet_winner, cycling_worlds
+
+    cw = cycling_worlds(12, seed=3)
+    assert cw.shares.shape == (12, 3) and cw.P.shape == (12, 3, 8, 8) and cw.drawn >= 12
+    assert np.allclose(cw.shares.sum(1), 1.0) and (np.diff(cw.shares, axis=1) <= 0).all()
+    np.testing.assert_allclose(cw.P + np.swapaxes(cw.P, -1, -2), 1.0)
+    Mbar = np.einsum("nk,nkij->nij", cw.shares, 2 * cw.P - 1)
+    assert (condorcet_winner(Mbar) == -1).all()
+    again = cycling_worlds(12, seed=3)
+    np.testing.assert_array_equal(cw.P, again.P)
+    assert cw.drawn == again.drawn
+    assert not np.array_equal(cycling_worlds(12, seed=4).P, cw.P)
+    with pytest.raises(ValueError, match="top cycle"):
+        cycling_worlds(1, seed=0, sigma=0.0)  # every group shares the order q: always a Condorcet winner
+
+
+def test_guarantee_tolerance_is_hoeffding_and_covers_sampled_margins():
+    from theorybook.robust_lotteries.studies import guarantee_tolerance
+
+    w = np.array([0.5, 0.3, 0.2])
+    nk = np.maximum(1, np.rint(3 * 200 * w))
+    t = np.sqrt(2 * (w**2 / nk).sum() * np.log(2 * 1 * 28 / 1e-3))
+    assert guarantee_tolerance(w, 200) == pytest.approx((t + 1e-9) / 2, rel=1e-12)
+    assert guarantee_tolerance(w, 800) == pytest.approx(guarantee_tolerance(w, 200) / 2, rel=1e-3)
+    assert guarantee_tolerance(np.stack([w, w]), 200) > guarantee_tolerance(w, 200)  # union over more worlds
+    # Monte Carlo: max_ij |M̂ − M̄| stays below 2·tol (the bound holds; it is conservative)
+    world = preference_world(8, w, seed=1, noise=2.0, boost=0.0, dislike=0.0, device="cpu")
+    comp = sample_comparisons(world, 200, 5, replicates=200)
+    Mhat = np.einsum("k,rkij->rij", w, margin_matrix(comp.wins))
+    Mbar = np.einsum("k,kij->ij", w, to_numpy(world.M))
+    assert np.abs(Mhat - Mbar).max() < 2 * guarantee_tolerance(w, 200)
+    for bad in (dict(per_pair=0), dict(alpha=1.0), dict(shares=[0.5, 0.6])):
+        with pytest.raises(ValueError):
+            guarantee_tolerance(**(dict(shares=w, per_pair=10) | bad))
+
+
+def test_guarantee_study_scores_every_method_on_the_true_preferences():
+    from theorybook.robust_lotteries.studies import cycling_worlds, guarantee_study
+
+    g = guarantee_study((200, 2000), n=6, seed=11)
+    assert g.ml.shape == g.bt.shape == g.copeland.shape == g.borda.shape == g.bt_softmax.shape == (2, 6)
+    assert g.tol[1] < g.tol[0] and g.alpha == 1e-3 and g.m == 8
+    assert (g.ml_certified > -1e-9).all()  # the LP's own guarantee on its votes
+    assert (g.ml >= 0.5 - g.tol[:, None]).all()
+    for x in (g.bt, g.copeland, g.borda):  # in a top cycle every pure strategy loses to some model
+        assert (x < 0.5).all() and (x <= g.best_pure + 1e-12).all()
+    cw = cycling_worlds(6, seed=11)
+    Mbar = np.einsum("nk,nkij->nij", cw.shares, 2 * cw.P - 1)
+    uni = [guaranteed_win_rate(np.full(8, 1 / 8), M) for M in Mbar]
+    np.testing.assert_allclose(g.uniform, uni, atol=1e-12)
+    assert g.drawn == cw.drawn
+    again = guarantee_study((200, 2000), n=6, seed=11)
+    np.testing.assert_array_equal(g.ml, again.ml)
+    np.testing.assert_array_equal(g.bt, again.bt)
+
+
+def test_guarantee_row_rules():
+    from theorybook.check import rule_violations
+    from theorybook.robust_lotteries.studies import guarantee_study
+    from theorybook.robust_lotteries.verdicts import guarantee_verdicts
+
+    with pytest.raises(TypeError):
+        guarantee_verdicts(None)
+    with pytest.raises(ValueError, match="per_pairs"):
+        guarantee_verdicts(guarantee_study((200, 2000, 4000), n=4, seed=1))
+    v = guarantee_verdicts(guarantee_study((100, 500, 2500), n=20, seed=2))
+    (r,) = v.rows
+    assert r.kind == "reproduces" and r.tests == "ml-guarantee" and rule_violations(r) == []
+    assert r.holds and not any(c["passes"] for c in r.controls)
+
+
+def test_robust_winner_is_the_tie_broken_argmax():
+    from theorybook.robust_lotteries.studies import robust_winner
+
+    Ms = _random_margins(3, 6, 4)
+    w0 = np.array([0.5, 0.3, 0.2])
+    vals = [worst_case_value(np.eye(6)[i], Ms, w0, 0.3).value for i in range(6)]
+    assert robust_winner(Ms, w0, 0.3) == int(np.argmax(vals))
+    assert robust_winner(np.zeros((2, 4, 4)), [0.5, 0.5], 0.2) == 0  # all tied: the lowest index
+    with pytest.raises(ValueError):
+        robust_winner(Ms, [0.5, 0.5], 0.3)
 
 
 # -- widget ----------------------------------------------------------------------------------------------------

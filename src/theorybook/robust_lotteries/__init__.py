@@ -16,7 +16,10 @@ Public API (arguments validated; bad input raises ``ValueError``/``TypeError`` n
 ``shifted_populations(w0, rho, n, seed)`` — test populations uniform in a TV ball (they raise the minority's share:
 the gap row's planted control).
 Studies (:mod:`.studies`): ``sensitivity_study`` (random heterogeneous worlds), ``tv_direct_search`` (the LP against
-a direct worst-case search), ``axiom_checks`` (neutrality, monotonicity of our LP).
+a direct worst-case search), ``axiom_checks`` (neutrality, monotonicity, continuity of our LP — against
+``robust_winner``, the tie-broken argmax), ``cycling_worlds``/``guarantee_study`` (the maximal lottery fitted on
+sampled votes, scored on the true preferences of random worlds with a top cycle; ``guarantee_tolerance`` its
+Hoeffding tolerance).
 ``world_sweep``, ``replicate_study``; the verdict rows and the paper's claims live in :mod:`.verdicts`
 (``PAPER_CLAIMS``, ``headline``, ``world_verdicts``, ``replicate_verdicts``, ``seeded_verdicts(seed)``,
 ``deterministic_verdicts()``); ``CHAPTER_SEEDS``.
@@ -52,10 +55,19 @@ from .lotteries import (
     tv_ball_vertices,
     worst_case_value,
 )
-from .studies import axiom_checks, sensitivity_study, tv_direct_search
+from .studies import (
+    axiom_checks,
+    cycling_worlds,
+    guarantee_study,
+    guarantee_tolerance,
+    robust_winner,
+    sensitivity_study,
+    tv_direct_search,
+)
 from .verdicts import (
     PAPER_CLAIMS,
     deterministic_verdicts,
+    guarantee_verdicts,
     replicate_verdicts,
     seeded_verdicts,
     study_verdicts,
@@ -68,7 +80,8 @@ __all__ = [
     "maximal_lottery", "preference_world", "random_populations", "replicate_study", "replicate_verdicts",
     "robust_lottery", "sample_comparisons", "seeded_verdicts", "shifted_populations", "study_verdicts",
     "tv_ball_vertices", "world_sweep", "world_verdicts", "worst_case_value", "axiom_checks", "sensitivity_study",
-    "tv_direct_search",
+    "tv_direct_search", "cycling_worlds", "guarantee_study", "guarantee_tolerance", "guarantee_verdicts",
+    "robust_winner",
 ]
 
 _M2 = _np.array([[[0.0, 0.5], [-0.5, 0.0]], [[0.0, -0.25], [0.25, 0.0]]])
@@ -90,7 +103,14 @@ FUZZ_BASE = {
     "random_worlds": {"sigma": 0.3, "n": 2},
     "group_guarantee": {"P": _np.full((2, 3, 3), 0.5)},
     "tv_direct_search": {"world": preference_world(4, (0.5, 0.3, 0.2), device="cpu"), "h": 0.05, "n_search": 10},
-    "axiom_checks": {"world": preference_world(4, (0.5, 0.3, 0.2), device="cpu"), "n_perm": 1},
+    "axiom_checks": {"world": preference_world(4, (0.5, 0.3, 0.2), device="cpu"), "n_perm": 1, "n_dir": 0,
+                     "cont_eps": (1e-3,)},
+    "cycling_worlds": {"n": 2, "m": 4},
+    "guarantee_study": {"per_pairs": (5,), "n": 2, "m": 4},
+    "guarantee_tolerance": {"shares": [0.5, 0.3, 0.2], "per_pair": 10},
+    "condorcet_winner": {"M": _M2},
+    "robust_winner": {"Ms": _M2, "w0": [0.5, 0.5], "rho": 0.2},
+    "guarantee_verdicts": {"gs": None},
     "study_verdicts": {"sens": None, "tvs": None, "ax": None},
     "shifted_populations": {"w0": [0.5, 0.3, 0.2], "rho": 0.2, "n": 3, "seed": 0},
     "bt_loses_somewhere": {"world": preference_world(4, (0.5, 0.5), device="cpu")},
