@@ -129,7 +129,6 @@ def _claims(tables: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return list(seen.values())
 
 
-REASON_CLASSES = ("language model", "paper-scale GPU", "data not shippable", "no measurable consequence")
 
 
 def _claim_status(tables: list[dict[str, Any]]) -> dict[str, Any]:
@@ -152,6 +151,8 @@ def _claim_status(tables: list[dict[str, Any]]) -> dict[str, Any]:
             out["quoted"].append(c["id"])
         else:
             out["untested"].append(c["id"])
+    from theorybook.check import REASON_CLASSES
+
     by_id = {c["id"]: c for c in claims}
     out["quoted_by_class"] = {k: sum(by_id[i].get("reason_class") == k for i in out["quoted"])
                               for k in REASON_CLASSES}
@@ -176,6 +177,8 @@ def ledger_data(app: Sphinx) -> dict[str, Any]:
     total["claims"] = sum(len(ch["claims"]) for ch in chapters)
     for key in ("reproduced", "differs", "not_testable", "quoted", "untested"):
         total[f"claims_{key}"] = sum(len(ch[key]) for ch in chapters)
+    from theorybook.check import REASON_CLASSES
+
     total["quoted_by_class"] = {k: sum(ch["quoted_by_class"][k] for ch in chapters) for k in REASON_CLASSES}
     for key in ("abstract", "abstract_tested", "abstract_reproduced"):
         total[key] = sum(ch[key] for ch in chapters)

@@ -109,9 +109,12 @@ CONTROL_PASSES = "cannot tell the claim from its control"
 PAPER_PASSES = "the paper's value passes this row's test — not a difference"
 PLANTED_PASSES = "the planted effect passes this row's test — the experiment could not have seen the paper's effect"
 MIN_SCAN = 3
-REASON_CLASSES = ("language model", "paper-scale GPU", "data not shippable", "no measurable consequence")
+REASON_CLASSES = ("language model", "paper-scale GPU", "data not shippable", "paper text unread",
+                  "no measurable consequence")
 """Why a paper claim is only quoted: it needs a language model, paper-scale GPU training, a data set that cannot be
-shipped, or it is theory without a measurable consequence here (:attr:`PaperClaim.reason_class`)."""
+shipped, the part of the paper that makes it measurable (a construction, a bound's constants, a convention) could
+not be read, or it is theory without a measurable consequence of its own here — an identity, a definition, a
+property true by construction (:attr:`PaperClaim.reason_class`)."""
 
 _GROUP_TITLE = {
     "reproduces": "Reproduces the paper (each against a control that fails the same test)",

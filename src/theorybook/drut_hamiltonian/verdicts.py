@@ -91,7 +91,7 @@ PAPER_CLAIMS: tuple[PaperClaim, ...] = (
                    "Gauss–Markov already gives Cov_sim ⪯ Cov_hier (a Monte Carlo of that would be true by "
                    "construction); the paper's ordering must rest on a different allocation (single-mode points, "
                    "cluster designs, shots per stage) that we cannot reconstruct",
-               reason_class="no measurable consequence"),
+               reason_class="paper text unread"),
 )
 
 #: The efficiency band of RPE: RMSE_C / CRB ∈ [1, 3]. Exact enumeration of the level-J atan2 estimator at S_J = 16

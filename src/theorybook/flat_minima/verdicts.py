@@ -36,11 +36,11 @@ PAPER_CLAIMS: tuple[PaperClaim, ...] = (
                "generalise optimally"),
     PaperClaim("claim2-flat", "SA-GD converges to a flat minimum"),
     PaperClaim("claim2-rate", "SA-GD converges at a fast rate", quoted_only=True,
-               reason_class="no measurable consequence",
+               reason_class="paper text unread",
                why="the abstract gives no rate we could read, so there is no number to compare with; the chapter "
                    "measures SA-GD's step count against d and n on our instance (consistency rows)"),
     PaperClaim("claim2-risk", "SA-GD's flat solution can have population risk Ω(1)", quoted_only=True,
-               reason_class="no measurable consequence",
+               reason_class="paper text unread",
                why="on our instance SA-GD's step w_i ← w_i + η a_i(ρ − w_i)₊ has a_i = 0 on every unseen coordinate "
                    "(no sample contains it), so F(w_T) = ½Σ_unseen φ(w₀,i) is fixed by the start before SA-GD runs: "
                    "0 from w₀ = 0, the start's own risk from a random start (a consistency row checks F(w_T) = F(w₀) "
@@ -48,13 +48,13 @@ PAPER_CLAIMS: tuple[PaperClaim, ...] = (
                    "construction, which we could not read, must couple coordinates for SA-GD to create the risk"),
     PaperClaim("claim3-sharp", "SAM minimises the empirical loss but may converge to a sharp minimum"),
     PaperClaim("claim3-risk", "SAM's sharp solution can have population risk Ω(1)", quoted_only=True,
-               reason_class="no measurable consequence",
+               reason_class="paper text unread",
                why="on our instance SAM's step uses ∇F̂(w + v) = a ⊙ min(w + v, 0), which is 0 on every unseen "
                    "coordinate (a_i = 0), so SAM never moves one and F(w_T) = ½Σ_unseen φ(w₀,i) is the start's "
                    "risk (0 from the chapter's start); as for claim 2's risk, a measurement would test the "
                    "initialisation, and the paper's construction is needed"),
     PaperClaim("claim4", "population-risk upper bounds for SA-GD and SAM through algorithmic stability",
-               quoted_only=True, reason_class="no measurable consequence",
+               quoted_only=True, reason_class="paper text unread",
                why="the bounds could not be read; the chapter shows the 1/n shape of a stand-in (Hardt et al.'s "
                    "template) as consistency rows"),
 )

@@ -50,7 +50,7 @@ PAPER_CLAIMS: tuple[PaperClaim, ...] = (
                why="only the abstract could be read: the interpolated-variance condition, the ensemble/selection "
                    "rule and the sharper bound's form (constants, rate in the validation sample size) are not "
                    "stated there; the digest's σ*² = E‖∇f(x*; ξ)‖² is offered only as an example, so neither the "
-                   "sharp bound nor its non-sharp rival can be computed", reason_class="no measurable consequence"),
+                   "sharp bound nor its non-sharp rival can be computed", reason_class="paper text unread"),
     PaperClaim("C4", "a self-bounding analysis determines the grid's search ranges from observable quantities"),
     PaperClaim("D1", "fully parameter-free: the inputs need satisfy no unverifiable condition on the true "
                      "parameters (partially parameter-free methods need bounds on them)", where="definitions",

@@ -76,7 +76,7 @@ PAPER_CLAIMS: tuple[PaperClaim, ...] = (
                "momentum–batch landscape that matches the theory", where="abstract", source="paper"),
     PaperClaim("abc-theory", "A unified nonconvex theory of momentum LMO methods under expected smoothness (ABC) "
                "via a self-bounding closure, recovering bounded-variance results", where="abstract",
-               source="paper", quoted_only=True, reason_class="no measurable consequence",
+               source="paper", quoted_only=True, reason_class="paper text unread",
                why="the paper's theorem (its constants and the step-size conditions of its self-bounding "
                    "closure) could not be read, so any bound we evaluate is our reconstruction, a consistency row "
                    "by the book's rules; the chapter has two (the τ-nice ABC inequality holds on its least "

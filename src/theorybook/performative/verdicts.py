@@ -90,7 +90,7 @@ PAPER_CLAIMS: tuple[PaperClaim, ...] = (
                why="the secondary account gives no formula for how the sample phase's drift enters the population "
                    "phase, so there is no stated quantity to measure the cumulative excess against; the schedule was "
                    "not built here",
-               reason_class="no measurable consequence"),
+               reason_class="paper text unread"),
 )
 
 #: The least rise of the measured gap between consecutive shares that counts as "rises" (see seeded_verdicts).

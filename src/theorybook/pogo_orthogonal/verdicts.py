@@ -60,7 +60,7 @@ PAPER_CLAIMS: tuple[PaperClaim, ...] = (
     PaperClaim("five_products", "A POGO step costs 5 matrix products and is GPU-friendly.", quoted_only=True,
                why="both counting conventions fit our step: six full products as written (the flop counter), or "
                    "five product-equivalents if the two symmetric Gram products count half (syrk); a count "
-                   "cannot tell which convention the paper uses", reason_class="no measurable consequence"),
+                   "cannot tell which convention the paper uses", reason_class="paper text unread"),
     PaperClaim("cheap", "POGO costs little or nothing extra per step.", quoted_only=True,
                why="a wall-clock claim about GPU training; step times and times to target come from bench/pogo.py "
                    "(CPU) and are shown, not tested (no wall-clock time in a verdict)", reason_class="paper-scale GPU"),

@@ -87,7 +87,7 @@ PAPER_CLAIMS: tuple[PaperClaim, ...] = (
                "is computed by a linear program", where="§4", source="secondary"),
     PaperClaim("stable-set", "robust lotteries recover a stable set of top models", where="§5", source="secondary"),
     PaperClaim("axioms", "robust lotteries keep continuity, neutrality and monotonicity", where="§4",
-               source="secondary", quoted_only=True, reason_class="no measurable consequence",
+               source="secondary", quoted_only=True, reason_class="paper text unread",
                why="no proof text could be read, so the axioms are checked on our reconstruction of the LP only "
                    "(studies.axiom_checks, consistency rows): neutrality under relabelling, monotonicity under "
                    "improvement, and continuity — the Lipschitz-type ratio ‖Δp‖₁/‖ΔM‖_max stays bounded as the "

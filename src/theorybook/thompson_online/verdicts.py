@@ -47,13 +47,13 @@ PAPER_CLAIMS = (
     PaperClaim("regularised-greed", "TS solves an online optimisation problem: instantaneous regret plus a "
                "'biserial covariance' regulariser ν̃ that measures the residual uncertainty about which arm is "
                "better — the same form as the stationary Bellman-optimal policy, with a different regulariser ν.",
-               quoted_only=True, reason_class="no measurable consequence",
+               quoted_only=True, reason_class="paper text unread",
                why="the paper's ν̃ and objective ℛ² could not be read (the digest has only the words 'biserial "
                    "covariance' and 'point-biserial correlation', not a formula); the chapter's regulariser "
                    "s·φ(Φ⁻¹(x)) is our reconstruction, chosen so that its optimiser is Φ(m/s): checking TS against "
                    "it is true by construction, so it stays a consistency row, not a test of the paper's form"),
     PaperClaim("stationarization", "A 'faithful stationarization' of the finite-horizon regret problem has a "
-               "stationary Bellman-optimal policy x*(π).", quoted_only=True, reason_class="no measurable consequence",
+               "stationary Bellman-optimal policy x*(π).", quoted_only=True, reason_class="paper text unread",
                why="the paper's stationarized objective could not be read, so its x*(π) cannot be computed; any "
                    "time-invariant MDP has a stationary Bellman-optimal policy, so the existence claim has no "
                    "measurable consequence of its own. The obvious stand-in, discounting with γ = 1 − 1/T, is the "
