@@ -317,7 +317,7 @@ def test_chapter_seed_rows_hold_and_repeat():
     assert a.passed, [r.claim for r in a.failures]
     assert [r.measured for r in a.rows] == [r.measured for r in b.rows]
     kinds = a.counts()
-    assert kinds["reproduces"] == 3 and kinds["differs"] == 0
+    assert kinds["reproduces"] == 4 and kinds["differs"] == 0
     assert all(r.controls and not any(c["passes"] for c in r.controls) for r in a.rows if r.kind == "reproduces")
 
 
@@ -379,3 +379,148 @@ def test_rate_study_exponent_in_d():
     assert 0.8 < rs.slope_d < 1.2
     with pytest.raises((TypeError, ValueError)):
         rate_study(d=(256,))
+
+
+# -- the coupled instance (claim 2's risk) -------------------------------------------------------------------
+from theorybook.flat_minima import (  # noqa: E402
+    COUPLING_LAMBDA,
+    claim2_risk_test,
+    coupled_empirical_risk,
+    coupled_heldout,
+    coupled_instance,
+    coupled_population_risk,
+    coupled_sa_gd,
+    coupled_sharpness,
+    coupled_sharpness_check,
+    coupled_sharpness_search,
+    coupled_study,
+)
+
+
+def _coupled_loss(w: np.ndarray, z: np.ndarray, inst) -> float:
+    sig = w.sum() / math.sqrt(inst.d) - inst.tau
+    return float(z @ (0.5 * np.minimum(w, 0.0) ** 2) + 0.5 * inst.lam * max(sig, 0.0) ** 2)
+
+
+def _coupled_grad(w: np.ndarray, z: np.ndarray, inst) -> np.ndarray:
+    sig = w.sum() / math.sqrt(inst.d) - inst.tau
+    return z * np.minimum(w, 0.0) + inst.lam * max(sig, 0.0) / math.sqrt(inst.d)
+
+
+def test_coupled_loss_is_nonnegative_convex_and_smooth():
+    inst = coupled_instance(2, seed=5, unseen=2)  # d = 8
+    rng = np.random.default_rng(0)
+    beta = 1.0 + inst.lam
+    for _ in range(300):
+        z = rng.integers(0, 2, inst.d).astype(float)
+        x, y = rng.normal(size=(2, inst.d)) * rng.choice([0.01, 0.3, 3.0])
+        x += inst.b
+        t = rng.uniform()
+        fx, fy = _coupled_loss(x, z, inst), _coupled_loss(y, z, inst)
+        assert fx >= 0 and fy >= 0
+        assert _coupled_loss(t * x + (1 - t) * y, z, inst) <= t * fx + (1 - t) * fy + 1e-12
+        # β-smoothness: the gradient is (1 + λ)-Lipschitz
+        gd_ = np.linalg.norm(_coupled_grad(x, z, inst) - _coupled_grad(y, z, inst))
+        assert gd_ <= beta * np.linalg.norm(x - y) * (1 + 1e-12)
+    # along u with the coupling active, the gradient's Lipschitz ratio is λ (z = 0) — within β
+    u = np.ones(inst.d) / math.sqrt(inst.d)
+    x = (inst.tau + 1.0) * u
+    ratio = np.linalg.norm(_coupled_grad(x + 0.1 * u, np.zeros(inst.d), inst)
+                           - _coupled_grad(x, np.zeros(inst.d), inst)) / 0.1
+    assert ratio == pytest.approx(inst.lam, rel=1e-9)
+
+
+def test_coupled_risks_match_definitions():
+    inst = coupled_instance(2, seed=7, unseen=2)
+    rng = np.random.default_rng(1)
+    W = rng.normal(size=(5, inst.d)) * 0.5
+    Zn = to_numpy(inst.Z)
+    emp = np.array([np.mean([_coupled_loss(w, z, inst) for z in Zn]) for w in W])
+    np.testing.assert_allclose(coupled_empirical_risk(W, inst), emp, rtol=1e-12)
+    # F = E_z f(w; z): exact expectation over all 2^d samples (d = 8)
+    zs = np.array([[(j >> i) & 1 for i in range(inst.d)] for j in range(2**inst.d)], dtype=float)
+    F = np.array([np.mean([_coupled_loss(w, z, inst) for z in zs]) for w in W])
+    np.testing.assert_allclose(coupled_population_risk(W, inst), F, rtol=1e-12)
+    mean, se = coupled_heldout(W, inst, m=20_000, seed=3)
+    assert np.all(np.abs(mean - F) <= 4.5 * se + 1e-15)
+
+
+def test_start_is_an_erm_with_zero_risk_and_zero_gradient():
+    inst = coupled_instance(4, seed=11)
+    w0 = np.full(inst.d, inst.b)
+    assert float(coupled_empirical_risk(w0, inst)) == 0.0
+    assert float(coupled_population_risk(w0, inst)) == 0.0
+    assert np.all(np.stack([_coupled_grad(w0, z, inst) for z in to_numpy(inst.Z)]) == 0)
+
+
+def test_coupled_sharpness_formula_matches_brute_force_and_is_attained():
+    chk = coupled_sharpness_check(points=8, seed=4)
+    assert chk.max_rel < 1e-6
+    inst = coupled_instance(2, seed=2, unseen=2)
+    rng = np.random.default_rng(2)
+    w = np.where(inst.seen, rng.uniform(0, 2 * inst.rho, inst.d), -0.3)
+    inst = inst._replace(tau=float(w.sum() / math.sqrt(inst.d)) + 0.5 * inst.rho)
+    s = coupled_sharpness(w, inst)
+    bf = coupled_sharpness_search(w, inst, directions=3000, seed=1)
+    assert s == pytest.approx(bf, rel=1e-6)
+    # the value at the formula's maximiser v = −r e_i + √(ρ² − r²)·u_{−i}/‖u_{−i}‖ is F̂(w + v) − F̂(w) ≤ S_ρ
+    i = int(np.flatnonzero(inst.seen)[0])
+    for r in np.linspace(0.1, 1.0, 5) * inst.rho:
+        v = np.ones(inst.d)
+        v[i] = 0.0
+        v *= math.sqrt(inst.rho**2 - r**2) / np.linalg.norm(v)
+        v[i] = -r
+        val = float(coupled_empirical_risk(w + v, inst) - coupled_empirical_risk(w, inst))
+        assert val <= s * (1 + 1e-12)
+
+
+def test_flat_set_forces_negative_unseen_mass():
+    inst = coupled_instance(4, seed=13)
+    seen, d, rho, b = inst.seen, inst.d, inst.rho, inst.b
+    bound = d * b - math.sqrt(d) * rho - int(seen.sum()) * rho
+    assert bound < 0
+    # a flat ERM: ρ on the seen coordinates, the unseen ones share exactly the bound
+    w = np.where(seen, rho, bound / int((~seen).sum()))
+    assert float(coupled_empirical_risk(w, inst)) == 0.0
+    assert coupled_sharpness(w, inst) == pytest.approx(0.0, abs=1e-15)
+    # raising the unseen coordinates at all (more mass than the bound allows) makes it sharp
+    assert coupled_sharpness(w + np.where(seen, 0.0, 1e-3), inst) > 0
+
+
+def test_coupled_sa_gd_reaches_a_flat_point_with_omega1_risk():
+    inst = coupled_instance(4, seed=17)
+    run = coupled_sa_gd(inst)
+    assert run.hit and run.sharpness <= 1e-3 * run.sharpness0 and run.min_seen >= 0
+    assert run.empirical <= 1e-3 * run.sharpness0
+    F = float(coupled_population_risk(run.w, inst))
+    assert F >= 0.1 * max(1.0, float(np.linalg.norm(run.w))) ** 2
+    # a smaller radius (ρ' < b) reaches its flat point without touching the sign of any coordinate
+    small = coupled_sa_gd(inst, rho=0.5 * inst.b)
+    assert small.hit and np.all(small.w > 0) and float(coupled_population_risk(small.w, inst)) == 0.0
+    # scale invariance: b, ρ, τ ×2 doubles the end point
+    big = coupled_sa_gd(inst._replace(b=2 * inst.b, rho=2 * inst.rho, tau=2 * inst.tau))
+    np.testing.assert_allclose(big.w, 2 * run.w, rtol=1e-9, atol=1e-12)
+
+
+def test_claim2_risk_test_and_study_shapes():
+    assert claim2_risk_test(0.0, 1e-3, 0.2, 1.2, 0.0, 1.1, 4)
+    assert not claim2_risk_test(0.0, 1e-3, 0.1, 1.2, 0.0, 1.1, 4)  # 0.1 < 0.1·1.44
+    assert not claim2_risk_test(0.0, 2e-3, 0.5, 1.0, 0.0, 1.1, 4)
+    cs = coupled_study(seed=9101, n=2, unseen=(1, 2, 3), chapter_unseen=2, mc_samples=500, steps=5000)
+    assert cs.d == (4, 8, 12) and len(cs.runs) == 3 and cs.start_grad == 0.0
+    assert all(x == 0.0 for x in cs.small_risk) and cs.uncoupled_risk == 0.0
+    assert COUPLING_LAMBDA == pytest.approx(0.1)
+
+
+def test_coupled_validation():
+    inst = coupled_instance(2, seed=0, unseen=2)
+    with pytest.raises(ValueError):
+        coupled_sharpness(-np.ones(inst.d), inst)
+    with pytest.raises(ValueError):
+        coupled_sa_gd(inst, w0=-np.ones(inst.d))
+    with pytest.raises(TypeError):
+        coupled_sharpness(np.zeros(inst.d), "not an instance")
+    with pytest.raises(ValueError):
+        coupled_instance(0)
+    with pytest.raises(ValueError):
+        coupled_sa_gd(inst, lr=5.0)

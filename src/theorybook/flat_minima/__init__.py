@@ -14,6 +14,10 @@ Public API (arguments validated; bad input raises ``ValueError``/``TypeError`` n
 :mod:`.dynamics` — ``sa_gd``, ``sam``, ``gd`` (trajectories, batched over the leading dimensions of ``w0``);
     ``perturbed_gd`` (claim 2's control), ``sagd_steps`` (SA-GD's exact step count),
     ``sagd_sharpness_prediction``; ``dynamics_study``.
+:mod:`.coupled` — claim 2's risk on the *coupled* instance (our construction: one data-independent term
+    ``ψ(⟨u, w⟩ − τ)`` in every sample's loss): ``coupled_instance``, ``coupled_empirical_risk``,
+    ``coupled_population_risk``, ``coupled_heldout``, ``coupled_sharpness`` (exact inner max on the orthant) and
+    ``coupled_sharpness_search`` (brute force), ``coupled_sharpness_check``, ``coupled_sa_gd``, ``coupled_study``.
 :mod:`.stability` — ``inner_max_quadratic``; ``stability(algorithm, n, ...)`` (claim 4's stand-in on least squares).
 :mod:`.verdicts` — every row the chapter shows: ``PAPER_CLAIMS``, ``seeded_verdicts(seed)``,
     ``deterministic_verdicts()``, ``rate_study``, ``headline(...)``.
@@ -23,6 +27,22 @@ Sympy derivations: :mod:`.theory`. Widget: :func:`theorybook.flat_minima.widgets
 import numpy as _np
 import torch as _torch
 
+from .coupled import (
+    COUPLED_UNSEEN,
+    COUPLING_LAMBDA,
+    CoupledInstance,
+    CoupledRun,
+    CoupledStudy,
+    coupled_empirical_risk,
+    coupled_heldout,
+    coupled_instance,
+    coupled_population_risk,
+    coupled_sa_gd,
+    coupled_sharpness,
+    coupled_sharpness_check,
+    coupled_sharpness_search,
+    coupled_study,
+)
 from .dynamics import (
     PGD_RADII,
     DynamicsStudy,
@@ -62,6 +82,9 @@ from .verdicts import (
     RateStudy,
     claim1_test,
     claim1_verdicts,
+    claim2_risk_test,
+    claim2_risk_verdicts,
+    coupling_verdicts,
     deterministic_verdicts,
     dynamics_verdicts,
     rate_study,
@@ -81,8 +104,13 @@ __all__ = [
     "inner_max_quadratic", "phi", "population_risk", "population_risk_mc", "prob_some_unseen", "rate_study",
     "rho_sharpness", "rho_sharpness_search", "sa_gd", "sagd_sharpness_prediction", "sagd_steps", "sam",
     "seeded_verdicts", "sharp_erm", "sharpness_check", "stability", "stability_verdicts", "unseen_instance",
+    "COUPLED_UNSEEN", "COUPLING_LAMBDA", "CoupledInstance", "CoupledRun", "CoupledStudy", "claim2_risk_test",
+    "claim2_risk_verdicts", "coupled_empirical_risk", "coupled_heldout", "coupled_instance", "coupled_population_risk",
+    "coupled_sa_gd", "coupled_sharpness", "coupled_sharpness_check", "coupled_sharpness_search", "coupled_study",
+    "coupling_verdicts",
 ]
 
+_CI = coupled_instance(2, 0, unseen=2)
 _Z = _torch.tensor([[1.0, 0.0, 1.0, 0.0], [1.0, 1.0, 0.0, 0.0]], dtype=_torch.float64)
 #: Cheap valid arguments for tests/test_api_fuzz.py (the other parameters keep their defaults).
 FUZZ_BASE = {
@@ -114,4 +142,16 @@ FUZZ_BASE = {
     "derive_unseen": {"d": 64, "n": 3},
     "rate_study": {"d": (64, 128, 256), "n": (3, 4, 5), "d_fixed": 64, "n_fixed": 3, "instances": 1},
     "headline": {"st": None},
+    "coupled_instance": {"n": 2, "unseen": 2},
+    "coupled_empirical_risk": {"w": _np.full(8, 0.1), "instance": _CI},
+    "coupled_population_risk": {"w": _np.full(8, 0.1), "instance": _CI},
+    "coupled_heldout": {"W": _np.full((1, 8), 0.1), "instance": _CI, "m": 200},
+    "coupled_sharpness": {"w": _np.full(8, 0.1), "instance": _CI},
+    "coupled_sharpness_search": {"w": _np.full(8, 0.1), "instance": _CI, "directions": 50},
+    "coupled_sharpness_check": {"points": 1},
+    "coupled_sa_gd": {"instance": _CI, "steps": 50},
+    "coupled_study": {"n": 2, "unseen": (1, 2, 3), "chapter_unseen": 2, "mc_samples": 50, "steps": 50},
+    "claim2_risk_test": {"empirical_ratio": 0.0, "sharpness_ratio": 0.0, "risk": 0.2, "norm": 1.0,
+                         "start_risk": 0.0, "beta": 1.1, "n": 4},
+    "coupling_verdicts": {"D": None},
 }

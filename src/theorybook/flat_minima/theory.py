@@ -9,6 +9,10 @@
 * :func:`derive_erms` — the flat ERM (``F̂ = S_ρ = 0``, ``F = c²/4``, in the ball iff ``#seen·ρ² + c² ≤ 1``) and
   the sharp ERM ``w = 0`` (``F̂ = F = 0``, ``S_ρ = ρ² max a_i / 2``).
 * :func:`derive_unseen` — ``E #unseen = d 2⁻ⁿ`` and ``P(#unseen ≥ 1) = 1 − (1 − 2⁻ⁿ)^d``.
+* :func:`derive_coupling` — the coupled instance of :mod:`.coupled`: ``ψ(σ) = (λ/2)max(σ, 0)²`` is non-negative, C¹
+  and ``0 ≤ ψ'' ≤ λ``; the Hessian ``diag(z_i φ'') + ψ''·uuᵀ`` (``‖u‖ = 1``) has eigenvalues in ``[0, 1 + λ]``, so
+  ``f`` is convex and (1 + λ)-smooth; the flat-set bound ``Σ_unseen w_i ≤ db − √dρ − #seen·ρ``; and the attainment
+  of the inner-max formula (``⟨u, v⟩`` at ``v = −r e_i + √(ρ² − r²) u_{−i}/‖u_{−i}‖``).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from ..validate import integer
 __all__ = [
     "Derivations",
     "derive_all",
+    "derive_coupling",
     "derive_erms",
     "derive_orthant_sharpness",
     "derive_phi",
@@ -166,14 +171,47 @@ def derive_unseen(d: int = 4096, n: int = 10) -> UnseenFacts:
     return UnseenFacts(E, P, E.subs({D: dd, N: nn}), float(sp.N(P.subs({D: dd, N: nn}), 30)), dd, nn)
 
 
+class CouplingFacts(NamedTuple):
+    psi_nonnegative: bool
+    psi_c1: bool
+    psi_curvature: tuple  # (min ψ'', max ψ'') over the pieces
+    hessian_eigs: tuple  # eigenvalues of diag(1, 1, 1) + λ uuᵀ for d = 3 (the largest the pieces allow)
+    beta: sp.Expr
+    flat_bound: sp.Expr  # the largest Σ_unseen w_i at a flat ERM
+    attained: sp.Expr  # ⟨u, v⟩ at the attaining v, minus its formula (must be 0)
+
+
+def derive_coupling() -> CouplingFacts:
+    """The coupling term, β = 1 + λ, the flat-set bound and the attainment identity of the inner-max formula."""
+    lam = sp.Symbol("lambda", positive=True)
+    pieces = [lam * u**2 / 2, sp.Integer(0)]  # σ > 0, σ ≤ 0
+    curv = [sp.diff(p, u, 2) for p in pieces]
+    nonneg = all(p.is_nonnegative or sp.ask(sp.Q.nonnegative(p), sp.Q.real(u)) for p in pieces)
+    c1 = sp.limit(lam * u**2 / 2, u, 0, "+") == 0 and sp.limit(lam * u, u, 0, "+") == 0
+    d3 = 3  # diag(z φ'') ≤ I and uuᵀ with u = 1/√d: the worst case of every piece, d = 3 (eigenvalues 1, 1, 1 + λ)
+    uu = sp.ones(d3, d3) / d3
+    eigs = tuple(sorted((sp.eye(d3) + lam * uu).eigenvals().keys(), key=lambda e: sp.default_sort_key(e)))
+    d, b, rho, k = sp.symbols("d b rho k", positive=True)
+    # flat ERM: w_i ≥ ρ on the d − k seen coordinates and ⟨1, w⟩/√d ≤ τ − ρ with τ = b√d
+    bound = sp.expand(sp.sqrt(d) * (b * sp.sqrt(d) - rho) - (d - k) * rho)
+    r = sp.Symbol("r", positive=True)
+    # ⟨u, v⟩ for v = −r e_i + √(ρ² − r²)·u_{−i}/‖u_{−i}‖, u = 1/√d: −r/√d + √(ρ² − r²)·(d − 1)/(√d·√(d − 1))
+    inner = -r / sp.sqrt(d) + sp.sqrt(rho**2 - r**2) * (d - 1) / (sp.sqrt(d) * sp.sqrt(d - 1))
+    attained = sp.simplify(inner - (-r / sp.sqrt(d) + sp.sqrt((d - 1) / d) * sp.sqrt(rho**2 - r**2)))
+    return CouplingFacts(bool(nonneg), bool(c1), (min(curv, key=sp.default_sort_key), max(curv,
+                         key=sp.default_sort_key)), eigs, 1 + lam, bound, attained)
+
+
 class Derivations(NamedTuple):
     phi: PhiFacts
     population: PopulationFacts
     sharpness: SharpnessFacts
     erms: ERMFacts
     unseen: UnseenFacts
+    coupling: CouplingFacts
 
 
 def derive_all() -> Derivations:
     """All derivations of the chapter."""
-    return Derivations(derive_phi(), derive_population(), derive_orthant_sharpness(), derive_erms(), derive_unseen())
+    return Derivations(derive_phi(), derive_population(), derive_orthant_sharpness(), derive_erms(), derive_unseen(),
+                       derive_coupling())
