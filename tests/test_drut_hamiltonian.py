@@ -37,7 +37,7 @@ from theorybook.drut_hamiltonian import (  # noqa: E402
     vacuum_constant,
     vacuum_signal,
 )
-from theorybook.drut_hamiltonian.dynamics import recover_tensor, true_vector  # noqa: E402
+from theorybook.drut_hamiltonian.estimation import recover_tensor, true_vector  # noqa: E402
 from theorybook.fit import lstsq  # noqa: E402
 
 

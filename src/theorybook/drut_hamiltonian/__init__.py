@@ -17,25 +17,15 @@ Sympy derivations: :mod:`theorybook.drut_hamiltonian.theory`; widget:
 """
 
 from .dynamics import (
-    Design,
     KickResult,
-    Learned,
-    RPEResult,
-    crb,
-    design,
     displaced_twirled,
     displacement,
     hamiltonian,
     kicked_evolution,
-    learn,
-    ramsey,
-    ramsey_crb,
-    recover,
-    rpe,
-    rpe_schedule,
     vacuum_constant,
     vacuum_signal,
 )
+from .estimation import Design, Learned, RPEResult, crb, design, learn, ramsey, ramsey_crb, recover, rpe, rpe_schedule
 from .experiment import (
     AUDIT_COEFFS,
     AUDIT_REPORTED,

@@ -22,19 +22,8 @@ import torch
 from ..check import z_threshold
 from ..device import one_thread, resolve_device, to_numpy
 from ..validate import integer, number, scalar
-from .dynamics import (
-    CDTYPE,
-    Design,
-    _as_complex,
-    crb,
-    design,
-    displaced_twirled,
-    ramsey,
-    rpe,
-    rpe_schedule,
-    true_vector,
-    vacuum_constant,
-)
+from .dynamics import CDTYPE, _as_complex, displaced_twirled, vacuum_constant
+from .estimation import Design, crb, design, ramsey, rpe, rpe_schedule, true_vector
 
 __all__ = [
     "AUDIT_COEFFS", "AUDIT_REPORTED", "CHAPTER_COEFFS", "CHAPTER_SEEDS", "AuditStudy", "ScalingStudy", "SpamStudy",

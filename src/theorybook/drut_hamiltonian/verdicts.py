@@ -28,16 +28,8 @@ from ..check import Control, PaperClaim, Verdicts
 from ..device import one_thread, resolve_device, to_numpy
 from ..fit import loglog_slope
 from ..validate import integer
-from .dynamics import (
-    CDTYPE,
-    coherent_tail,
-    crb,
-    displaced_twirled,
-    kicked_evolution,
-    recover_tensor,
-    rpe_schedule,
-    vacuum_constant,
-)
+from .dynamics import CDTYPE, coherent_tail, displaced_twirled, kicked_evolution, vacuum_constant
+from .estimation import crb, recover_tensor, rpe_schedule
 from .experiment import (
     AUDIT_COEFFS,
     AUDIT_M,

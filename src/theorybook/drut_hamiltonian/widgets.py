@@ -16,7 +16,8 @@ from ..device import one_thread, to_numpy
 from ..plotting import COLORS, figure, label_axes, theory_line
 from ..validate import integer, number
 from ..widgets import live_panel
-from .dynamics import crb, design, displaced_twirled, ramsey, rpe, rpe_schedule, true_vector, vacuum_signal
+from .dynamics import displaced_twirled, vacuum_signal
+from .estimation import crb, design, ramsey, rpe, rpe_schedule, true_vector
 from .experiment import LAM, chapter_coeffs
 
 __all__ = ["Summary", "summarize", "render", "explorer"]
