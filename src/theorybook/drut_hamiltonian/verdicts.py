@@ -73,8 +73,11 @@ PAPER_CLAIMS: tuple[PaperClaim, ...] = (
                    "checked as a consistency row, not a reproduction"),
     PaperClaim("T2", "Theorem 2: the first-quantised version reaches RMSE ε_G in Õ(1/ε_G), with a bisection for the "
                "squeezing parameter.", where="Theorem 2", source="secondary", quoted_only=True,
-               why="first quantisation (a squeezing bisection on a continuous register) is not simulated here",
-               reason_class="no measurable consequence"),
+               why="first quantisation (learning the physical parameters of H(x̂, p̂) through a Bogoliubov/squeezing "
+                   "parameter found by bisection) is known only from a paraphrase: Eqs. 77–78 and the theorem's "
+                   "conditions (known zeros, a non-degenerate response to basis mismatch, a close-enough initial "
+                   "guess) could not be read, so the protocol is not simulated here",
+               reason_class="paper text unread"),
     PaperClaim("hier", "Hierarchical learning (single-mode terms first) has Cov_hier ⪯ Cov_sim.", where="App. A",
                source="secondary", quoted_only=True,
                why="App. A could not be read, and the secondary account gives neither its design nor its budget "
