@@ -120,6 +120,13 @@ def preference_world(n_models: int = 8, shares: Any = (0.6, 0.25, 0.15), dislike
     return PreferenceWorld(u, P, torch.as_tensor(w0, dtype=torch.float64, device=dev))
 
 
+def _votes_per_group(shares: np.ndarray, per_pair: int) -> np.ndarray:
+    """Votes per pair of each group, the chapter's allocation ``n_k = max(1, round(K·n·w₀_k))`` (half to even), for
+    shares ``(..., K)``: the same shape, int64. One place for the sampler and the studies' error model."""
+    K = shares.shape[-1]
+    return np.maximum(1, np.rint(K * per_pair * shares)).astype(np.int64)
+
+
 def sample_comparisons(world: PreferenceWorld, per_pair: int, seed: int, *, replicates: int = 1) -> Comparisons:
     """Draw ``replicates`` independent data sets at once: ``W_k[i, j] ~ Binomial(n_k, P_k[i, j])`` for i < j."""
     if not isinstance(world, PreferenceWorld):
@@ -131,7 +138,7 @@ def sample_comparisons(world: PreferenceWorld, per_pair: int, seed: int, *, repl
     K, m, _ = P.shape
     memory_guard(8.0 * 4 * R * K * m * m, lower="replicates or the number of models")
     w0 = to_numpy(world.shares)
-    n = tuple(max(1, int(round(K * c * float(x)))) for x in w0)
+    n = tuple(int(x) for x in _votes_per_group(w0, c))
     iu, ju = torch.triu_indices(m, m, 1)
     prob = P[:, iu, ju].detach().to("cpu", torch.float64).clamp(0.0, 1.0)  # (K, pairs)
     count = torch.tensor(n, dtype=torch.float64)[:, None].expand_as(prob)

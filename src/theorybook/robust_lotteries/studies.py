@@ -24,7 +24,16 @@ import torch
 
 from ..device import to_numpy
 from ..validate import finite_tensor, integer, memory_guard, number
-from .experiment import CHAPTER_SEEDS, PER_PAIR, RHO_STAR, PreferenceWorld, _bt_fit, preference_world
+from .experiment import (
+    CHAPTER_SEEDS,
+    PER_PAIR,
+    RHO_STAR,
+    PreferenceWorld,
+    _bt_fit,
+    _pooled,
+    _votes_per_group,
+    preference_world,
+)
 from .lotteries import _maximal_raw, _robust_raw, _simplex, _worst_raw
 
 __all__ = ["SENSITIVITY_SIGMAS", "BAD_GUARANTEE", "Sensitivity", "sensitivity_study", "group_guarantee",
@@ -194,7 +203,7 @@ def _tie_instance(Ms: np.ndarray, w0: np.ndarray, r: float) -> tuple[np.ndarray,
     (t = 0: every group votes like the pooled population; t = 1: the world): bisection to double precision between
     the last t with the winner of t = 0 and the first without it. Returns the margins there, the unit path direction
     (``M_k − M̄`` scaled to max-norm 1: ahead the winner changes) and t; ``None`` if the winner never changes."""
-    bar = np.einsum("k,kij->ij", w0, Ms)[None]
+    bar = _pooled(Ms, w0)[None]
     D = Ms - bar
 
     def at(t: float) -> np.ndarray:
@@ -350,12 +359,6 @@ def cycling_worlds(n: int = CYCLE_WORLDS, seed: int = CHAPTER_SEEDS[0], *, sigma
     return CyclingWorlds(np.concatenate(keep_w), np.concatenate(keep_P), drawn)
 
 
-def _per_group(shares: np.ndarray, per_pair: int) -> np.ndarray:
-    """Votes per pair of each group, the chapter's allocation ``n_k = max(1, round(K·n·w₀_k))``: (n_worlds, K)."""
-    K = shares.shape[-1]
-    return np.maximum(1, np.rint(K * per_pair * shares)).astype(np.int64)
-
-
 def guarantee_tolerance(shares: Any, per_pair: int, alpha: float = GUARANTEE_ALPHA, m: int = 8) -> float:
     """The ml-guarantee row's tolerance (win-rate units), an error model fixed before any run.
 
@@ -372,7 +375,7 @@ def guarantee_tolerance(shares: Any, per_pair: int, alpha: float = GUARANTEE_ALP
     n = integer("per_pair", per_pair, 1, 10**7)
     a = number("alpha", alpha, 1e-12, 1.0, high_open=True)
     m = integer("m", m, 2, 10_000)
-    S = (w**2 / _per_group(w, n)).sum(-1)
+    S = (w**2 / _votes_per_group(w, n)).sum(-1)
     pairs = m * (m - 1) // 2
     t = np.sqrt(2.0 * S * math.log(2.0 * w.shape[0] * pairs / a))
     return float((t.max() + 1e-9) / 2.0)
@@ -430,7 +433,7 @@ def guarantee_study(per_pairs: Any = GUARANTEE_PER_PAIR, n: int = CYCLE_WORLDS, 
     iu, ju = np.triu_indices(m, 1)
     out = np.empty((7, len(pp), n))
     for a_i, c in enumerate(pp):
-        nk = _per_group(w, c)  # (n, K)
+        nk = _votes_per_group(w, c)  # (n, K)
         rng = np.random.default_rng([s, 1 + a_i])
         wins = rng.binomial(np.broadcast_to(nk[:, :, None], (n, K, iu.size)), P[:, :, iu, ju])
         Mk = np.zeros((n, K, m, m))
