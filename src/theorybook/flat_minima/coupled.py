@@ -114,14 +114,22 @@ def _w(w: Any, d: int) -> np.ndarray:
     return to_numpy(wt).astype(np.float64)
 
 
+def _fhat_raw(W: np.ndarray, Zn: np.ndarray, tau: float, lam: float) -> np.ndarray:
+    """``F̂`` at the rows of ``W`` (..., d), sample by sample over ``Zn`` (n, d)."""
+    return (0.5 * np.minimum(W, 0.0) ** 2 @ Zn.T).mean(-1) + _psi(W.sum(-1) / math.sqrt(W.shape[-1]) - tau, lam)
+
+
+def _grad_raw(x: np.ndarray, a: np.ndarray, tau: float, lam: float) -> np.ndarray:
+    """``∇F̂(x) = a ⊙ min(x, 0) + λ·max(⟨u, x⟩ − τ, 0)·u`` for one ``x`` (d,)."""
+    sq = math.sqrt(x.shape[-1])
+    return a * np.minimum(x, 0.0) + lam * max(float(x.sum()) / sq - tau, 0.0) / sq
+
+
 def coupled_empirical_risk(w: Any, instance: CoupledInstance) -> np.ndarray:
     """``F̂(w) = (1/n) Σ_j f(w; z_j)``, sample by sample (``w`` (..., d))."""
     inst = _as_coupled(instance)
     W = _w(w, inst.d)
-    Zn = to_numpy(_check_01("Z", inst.Z).to("cpu"))
-    per = (0.5 * np.minimum(W, 0.0) ** 2) @ Zn.T  # (..., n)
-    sig = W.sum(-1) / math.sqrt(inst.d) - inst.tau
-    return per.mean(-1) + _psi(sig, inst.lam)
+    return _fhat_raw(W, to_numpy(_check_01("Z", inst.Z).to("cpu")), inst.tau, inst.lam)
 
 
 def coupled_population_risk(w: Any, instance: CoupledInstance) -> np.ndarray:
@@ -221,12 +229,10 @@ def coupled_sharpness_search(w: Any, instance: CoupledInstance, rho: float | Non
     Zn, sq = to_numpy(inst.Z.to("cpu")), math.sqrt(inst.d)
 
     def fhat(v: np.ndarray) -> np.ndarray:
-        x = wn + v
-        return (0.5 * np.minimum(x, 0.0) ** 2 @ Zn.T).mean(-1) + _psi(x.sum(-1) / sq - inst.tau, inst.lam)
+        return _fhat_raw(wn + v, Zn, inst.tau, inst.lam)
 
     def grad(v: np.ndarray) -> np.ndarray:
-        x = wn + v
-        return inst.a * np.minimum(x, 0.0) + inst.lam * max(x.sum() / sq - inst.tau, 0.0) / sq
+        return _grad_raw(wn + v, inst.a, inst.tau, inst.lam)
 
     rng = np.random.default_rng(s)
     cand = rng.normal(size=(k, inst.d))
