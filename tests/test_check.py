@@ -157,13 +157,16 @@ def test_differs_needs_a_planted_control_or_a_reason():
     v = Verdicts("t", display=False)
     with pytest.raises(ValueError, match="must plant the paper's effect"):
         v.less("x", 1.0, 2.0, kind="differs", source="paper", paper=5.0, basis="model: m", tests="C1")
-    assert v.less("x", 1.0, 2.0, kind="differs", source="paper", paper=5.0, basis="model: m", tests="C1",
-                  untestable="the effect needs the paper's language model")
-    assert v.rows[-1].untestable and v.rows[-1].planted is None
-    with pytest.raises(ValueError, match="either planted or untestable"):
+    with pytest.raises(ValueError, match="must plant the paper's effect"):
         v.less("x", 1.0, 2.0, kind="differs", source="paper", paper=5.0, basis="model: m", tests="C1",
-               planted=P(4.0), untestable="both")
-    with pytest.raises(ValueError, match="differs' rows only"):
+               untestable="the effect needs the paper's language model")
+    assert v.less("x", 1.0, 2.0, kind="inconclusive", source="paper", paper=5.0, basis="model: m", tests="C1",
+                  untestable="the effect needs the paper's language model")
+    assert v.rows[-1].untestable and v.rows[-1].planted is None and v.rows[-1].outcome == "inconclusive"
+    with pytest.raises(ValueError, match="either planted or untestable"):
+        v.less("x", 1.0, 2.0, kind="inconclusive", source="paper", paper=5.0, basis="model: m", tests="C1",
+               planted=P(1.0), untestable="both")
+    with pytest.raises(ValueError, match="'inconclusive' rows only"):
         v.less("x", 1.0, 2.0, kind="consistency", source="derived", basis="model: m", planted=P(4.0))
     with pytest.raises(TypeError, match="Planted"):
         v.less("x", 1.0, 2.0, kind="differs", source="paper", paper=5.0, basis="model: m", tests="C1",
@@ -270,7 +273,14 @@ def test_rule_violations_reads_json_rows():
     assert any("must plant" in m for m in rule_violations(dif))
     assert rule_violations({**dif, "planted": {"label": "p", "measured": "4", "effect": "e", "passes": False}}) == []
     assert rule_violations({**dif, "planted": {"label": "p", "measured": "1", "effect": "e", "passes": True}})
-    assert rule_violations({**dif, "untestable": "needs an LLM"}) == []
+    assert rule_violations({**dif, "untestable": "needs an LLM"})
+    inc = {**dif, "kind": "inconclusive"}
+    assert rule_violations({**inc, "untestable": "needs an LLM"}) == []
+    assert rule_violations({**inc, "planted": {"label": "p", "measured": "1", "effect": "e", "passes": True}}) == []
+    assert any("carries the plant" in m for m in rule_violations(inc))
+    ns = {**d, "kind": "not_specific"}
+    assert any("must name the alternative" in m for m in rule_violations(ns))
+    assert rule_violations({**ns, "controls": [{**d["controls"][0], "passes": True}]}) == []
 
 
 def test_context_manager_raises_with_numbers():
@@ -284,7 +294,7 @@ def test_context_manager_passes_and_renders():
     with Verdicts("title here", display=False) as v:
         v.close("x", 1.0, 1.0, **K)
     html = v._repr_html_()
-    assert "title here" in html and "1/1 claims hold" in html
+    assert "title here" in html and "1/1 rows stand as registered" in html
     assert "claim" in str(v)
 
 
@@ -323,8 +333,9 @@ def test_status_line_counts_kinds_and_failures():
     v.between("c", 3.0, 2.0, 4.0, kind="differs", source="paper", paper=1.0, basis="model: m", tests="C1",
               planted=P(5.0))
     v.true("d", False, kind="consistency", source="derived")
-    assert v.status() == "2 claims reproduce (against their controls), 1 differs, 1 consistency check — 1 FAIL"
-    assert v.counts() == {"reproduces": 2, "differs": 1, "consistency": 1, "fails": 1}
+    assert v.status() == "paper-claim rows: 2 reproduces, 1 differs; 1 consistency check — 1 FAIL"
+    assert v.counts() == {"reproduces": 2, "not_specific": 0, "differs": 1, "inconclusive": 0, "consistency": 1,
+                          "fails": 1}
 
 
 def test_html_groups_by_kind_with_controls_and_json_payload():
@@ -336,8 +347,8 @@ def test_html_groups_by_kind_with_controls_and_json_payload():
            planted=P(4.0))
     h = v._repr_html_()
     assert h.index("Reproduces the paper") < h.index("Differs from the paper") < h.index("Consistency checks")
-    assert ">holds<" in h and ">FAILS<" in h and "✅" not in h and "❌" not in h
-    assert "do nothing: 7 (fails)" in h and "control (must fail)" in h
+    assert ">holds<" in h and ">FAILS" in h and ">reproduces<" in h and "✅" not in h and "❌" not in h
+    assert "do nothing: 7 (fails)" in h and "controls · plant" in h
     assert "id='verdicts-my-table'" in h
     payload = re.search(r"<script type='application/json' class='theorybook-verdicts'>(.*?)</script>", h, re.S)
     data = json.loads(payload.group(1).replace("<\\/", "</"))
@@ -399,5 +410,85 @@ def test_z_threshold():
 
 
 def test_kinds_and_sources_constants():
-    assert KINDS == ("reproduces", "differs", "consistency")
+    assert KINDS == ("reproduces", "not_specific", "differs", "inconclusive", "consistency")
     assert SOURCES == ("paper", "secondary", "derived", "reconstruction")
+
+
+# -- the four outcomes ------------------------------------------------------------------------------------------
+# (registered kind, the row's test on the measurement, a control's value, a plant's value or "untestable",
+#  the outcome the evidence gives, whether the row stands as registered)
+OUTCOME_CASES = [
+    # the claim's test holds, the strong control fails it: reproduces
+    ("reproduces", 1e-9, 0.3, None, "reproduces", True),
+    # ... and the control passes too: holds, not specific — registered as such it stands, as reproduces it fails
+    ("not_specific", 1e-9, 1e-8, None, "not_specific", True),
+    ("reproduces", 1e-9, 1e-8, None, "not_specific", False),
+    ("not_specific", 1e-9, 0.3, None, "reproduces", False),
+    # the claim's own numbers fail: the row fails whatever it registered
+    ("reproduces", 0.5, 0.3, None, "fails", False),
+    ("not_specific", 0.5, 1e-8, None, "fails", False),
+]
+OTHERWISE_CASES = [
+    # what we measure instead holds (≤ 2 while the paper says 5), the plant (4) is caught: differs
+    ("differs", 1.0, 4.0, "differs", True),
+    ("inconclusive", 1.0, 4.0, "differs", False),
+    # the plant is missed (1.5 passes ≤ 2): inconclusive
+    ("inconclusive", 1.0, 1.5, "inconclusive", True),
+    ("differs", 1.0, 1.5, "inconclusive", False),
+    # no plant possible: inconclusive
+    ("inconclusive", 1.0, "untestable", "inconclusive", True),
+    # we no longer measure otherwise: the row fails
+    ("differs", 3.0, 4.0, "fails", False),
+    ("inconclusive", 3.0, 1.5, "fails", False),
+]
+
+
+@pytest.mark.parametrize("kind,measured,control,_,outcome,stands", OUTCOME_CASES)
+def test_claim_rows_outcome_from_evidence(kind, measured, control, _, outcome, stands):
+    v = Verdicts("t", display=False)
+    assert v.less("error is small", measured, 1e-6, kind=kind, source="paper", basis="paper: 1e-6", tests="C1",
+                  control=C("a slower SGD", control)) is stands
+    r = v.rows[-1]
+    assert r.outcome == outcome and r.holds is stands and rule_violations(r) == []
+    if outcome == "not_specific" and stands:
+        assert "but so does a slower SGD" in str(v) and "but so does" in v._repr_html_()
+    if not stands:
+        with pytest.raises(AssertionError):
+            v.raise_if_failed()
+
+
+@pytest.mark.parametrize("kind,measured,plant,outcome,stands", OTHERWISE_CASES)
+def test_otherwise_rows_outcome_from_evidence(kind, measured, plant, outcome, stands):
+    v = Verdicts("t", display=False)
+    extra = {"untestable": "needs the paper's GPU budget"} if plant == "untestable" else {"planted": P(plant)}
+    assert v.less("speed-up ≤ 2", measured, 2.0, kind=kind, source="paper", paper=5.0, basis="model: m",
+                  tests="C1", **extra) is stands
+    r = v.rows[-1]
+    assert r.outcome == outcome and r.holds is stands and rule_violations(r) == []
+
+
+def test_claim_outcome_is_the_least_favourable_row_and_drives_the_bottom_line():
+    from theorybook.check import claim_outcome, headline_claim, outcome_counts
+
+    claims = (PaperClaim("C1", "a speed-up", headline=True), PaperClaim("C2", "a bound"),
+              PaperClaim("C3", "needs an LLM", quoted_only=True, why="LLM", reason_class="language model"))
+    v = Verdicts("t", display=False, claims=claims)
+    v.less("C1 at small scale", 1e-9, 1e-6, **R, control=C("SGD", 0.3))
+    v.less("C1 at a larger budget", 1e-9, 1e-6, kind="not_specific", source="paper", basis="paper: b",
+           tests="C1", control=C("SGD at a smaller step", 1e-8))
+    v.less("C2", 1.0, 2.0, kind="differs", source="paper", paper=5.0, basis="model: m", tests="C2",
+           planted=P(4.0))
+    assert v.passed
+    outcome, row = claim_outcome(claims[0], v.rows)
+    assert outcome == "not_specific" and row["claim"] == "C1 at a larger budget"
+    assert claim_outcome(claims[1], v.rows)[0] == "differs" and claim_outcome(claims[2], v.rows)[0] == "quoted"
+    assert headline_claim(claims)["id"] == "C1"
+    assert headline_claim([PaperClaim("X", "x", where="Thm 1"), PaperClaim("Y", "y")])["id"] == "Y"
+    assert outcome_counts(claims, v.rows) == {"reproduces": 0, "not_specific": 1, "differs": 1, "inconclusive": 0,
+                                             "quoted": 1, "untested": 0, "fails": 0}
+    html = v.bottom_line()
+    assert "Bottom line" in html and "holds, not specific" in html and "but so does SGD at a smaller step" in html
+    assert "data-claim='C1'" in html
+    with pytest.raises(ValueError, match="headline claim must come from the abstract"):
+        PaperClaim("X", "x", where="Thm 1", headline=True)
+    assert claim_violations([PaperClaim("A", "a", headline=True), PaperClaim("B", "b", headline=True)], [])

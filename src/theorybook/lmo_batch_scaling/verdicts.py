@@ -185,7 +185,7 @@ def headline(maps: dict[str, HeatmapResult], seed: int, control: dict[str, Heatm
     n1 = float(maps["l2"].n_star[0])
     small = ", ".join(f"n = {n}, σ = {s:g}: {dep:+.3f}" for (n, s), dep in PILOT_SMALL_SUMS.items())
     v.less(f"an interior optimal batch: depth min(N*(1), N*(n))/min_(1<τ<n) N* − 1 on τ = 1…{int(maps['l2'].taus[-1])}"
-           f" (max over ℓ2, ℓ∞)", worst, DEPTH_BOUND, kind="differs", source="paper", paper=law["depth"],
+           f" (max over ℓ2, ℓ∞)", worst, DEPTH_BOUND, kind="inconclusive", source="paper", paper=law["depth"],
            paper_shown=f"an optimum exists; our law at the measured constants: depth {law['depth']:.3f} at τ = "
                        f"{law['tau_opt']:.0f}", tests="optimal-batch",
            untestable=f"exact gradients need {t0:.0f} steps to ε, so no batch above N*(1)/{t0:.0f} ≈ "
