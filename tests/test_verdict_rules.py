@@ -21,7 +21,16 @@ from pathlib import Path
 import pytest
 import verdict_runs
 
-from theorybook.check import PILOT_SEEDS, REASON_CLASSES, PaperClaim, Verdicts, claim_violations, rule_violations
+from theorybook.check import (
+    OUTCOMES,
+    PILOT_SEEDS,
+    REASON_CLASSES,
+    PaperClaim,
+    Verdicts,
+    claim_violations,
+    headline_claim,
+    rule_violations,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -66,6 +75,8 @@ def test_chapter_declares_its_paper_claims(slug):
     for c in claims:
         if c.quoted_only:
             assert c.reason_class in REASON_CLASSES, f"{slug}: quoted-only claim {c.id!r} has no reason class"
+    assert sum(c.headline for c in claims) <= 1, f"{slug}: more than one headline claim"
+    assert headline_claim(claims) is not None, f"{slug}: no headline claim (mark one abstract claim headline=True)"
 
 
 @pytest.mark.parametrize("slug", SLUGS)
@@ -130,18 +141,32 @@ def test_executed_ledger_obeys_the_rules():
                 bad += [f"{slug}: {m}" for m in rule_violations(r)]
                 if r.get("tests") and r["tests"] not in ids:
                     bad.append(f"{slug}: row {r['claim']!r} tests unknown claim {r['tests']!r}")
+                if not r["holds"]:
+                    bad.append(f"{slug}: row {r['claim']!r} does not stand as registered: {r.get('reason')}")
+                if r["kind"] in OUTCOMES and r.get("outcome") != r["kind"]:
+                    bad.append(f"{slug}: row {r['claim']!r} registered {r['kind']!r}, evidence {r.get('outcome')!r}")
                 if r["kind"] == "reproduces":
-                    if not r["controls"] or any(c["passes"] for c in r["controls"]) and r["holds"]:
+                    if not r["controls"] or any(c["passes"] for c in r["controls"]):
                         bad.append(f"{slug}: reproduction {r['claim']!r} without a failing control")
                     if all(c.get("weak") for c in r["controls"]):
                         bad.append(f"{slug}: reproduction {r['claim']!r} whose only controls are weak")
-                if r["kind"] == "differs":
+                if r["kind"] == "not_specific" and not any(c["passes"] for c in r["controls"]):
+                    bad.append(f"{slug}: 'holds, not specific' row {r['claim']!r} names no passing alternative")
+                if r["kind"] in ("differs", "inconclusive"):
                     if r.get("paper_passes") is not False:
-                        bad.append(f"{slug}: differs row {r['claim']!r} whose paper value was not shown to fail")
-                    if r.get("planted") is None and not r.get("untestable"):
-                        bad.append(f"{slug}: differs row {r['claim']!r} without a planted control or a reason")
+                        bad.append(f"{slug}: {r['kind']} row {r['claim']!r} whose paper value was not shown to fail")
+                if r["kind"] == "differs" and (r.get("planted") is None or r["planted"]["passes"]):
+                    bad.append(f"{slug}: differs row {r['claim']!r} without a caught plant")
         # the chapter-level rules: every declared claim tested or quoted with its reason class; regimes scanned
         bad += [f"{slug}: {m}" for m in claim_violations(ch["claims"], [r for t in ch["tables"] for r in t["rows"]])]
     assert not bad, "; ".join(bad)
     tot = led["totals"]
     assert tot["reproduces"] == sum(c["counts"]["reproduces"] for c in docs.values())
+    assert sum(tot["claims_by_outcome"].values()) == tot["claims"]
+    assert sum(tot["bottom_lines_by_outcome"].values()) == len(docs)
+    for slug, ch in docs.items():
+        b = ch["bottom_line"]
+        assert b and b["outcome"] == ch["claim_outcome"][b["claim"]]["outcome"], f"{slug}: bottom line"
+        for t in ch["tables"]:
+            for r in t["rows"]:
+                assert "outcome" in r, f"{slug}: ledger row {r['claim']!r} without an outcome"
