@@ -17,13 +17,13 @@ the authors' notebook formulas, in log space where they can overflow.
 — the chapter's experiment and verdict rows; widget: :func:`theorybook.performative.widgets.explorer`.
 """
 
+from .echo import Tradeoff, tradeoff
 from .experiment import (
     TRUE_B,
     TRUE_W,
     LogisticModel,
     Population,
     RetrainTrace,
-    Tradeoff,
     dro_labels,
     dro_risk,
     estimate_La,
@@ -37,7 +37,6 @@ from .experiment import (
     retrain,
     risk,
     scores,
-    tradeoff,
     wasserstein,
 )
 from .theory import (

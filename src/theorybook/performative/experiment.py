@@ -45,8 +45,6 @@ __all__ = [
     "RetrainTrace",
     "retrain",
     "estimate_La",
-    "Tradeoff",
-    "tradeoff",
 ]
 
 #: Ground-truth logistic coefficients of the synthetic population (base rate ≈ 0.35 on x ~ U[0, 1]⁴).
@@ -540,7 +538,3 @@ def estimate_La(theta_steps, step_drift) -> float:
     if not bool(keep.any()):
         raise ValueError("Invalid step_drift: all zero (no drift, no Lipschitz ratio)")
     return float((th[keep] / dr[keep]).max())
-
-
-# the change-vs-learn sweep lives in its own room and is re-exported here
-from .echo import Tradeoff, tradeoff  # noqa: E402

@@ -19,11 +19,11 @@ from ..check import Control, PaperClaim, Planted, Scan, Verdicts
 from ..device import one_thread, resolve_device, to_numpy
 from ..fit import line_fit
 from ..validate import integer, number
+from .echo import Tradeoff, tradeoff
 from .experiment import (
     LogisticModel,
     Population,
     RetrainTrace,
-    Tradeoff,
     dro_labels,
     dro_risk,
     estimate_La,
@@ -34,7 +34,6 @@ from .experiment import (
     retrain,
     risk,
     scores,
-    tradeoff,
     wasserstein,
 )
 from .theory import (

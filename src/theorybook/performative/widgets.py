@@ -23,7 +23,8 @@ from ..device import one_thread, to_numpy
 from ..plotting import COLORS, figure, label_axes, theory_line
 from ..validate import integer, number
 from ..widgets import live_panel
-from .experiment import fit_logistic, loss_lipschitz, population, retrain, risk, tradeoff
+from .echo import tradeoff
+from .experiment import fit_logistic, loss_lipschitz, population, retrain, risk
 from .theory import drift_bound
 from .verdicts import CHAPTER_SEEDS, POPULATION_SIZE, RETRAIN_SIZE, SAMPLE_SIZE, synthetic_bound
 
