@@ -39,6 +39,7 @@ __all__ = [
     "EUMResult",
     "SweepResult",
     "random_types",
+    "flat_types",
     "best_response",
     "expected_reward",
     "principal_utility",
@@ -184,6 +185,37 @@ def random_types(n_types: int = 2000, n_actions: int = 10, n_outcomes: int = 6, 
     costs = kappa * R**2 + 0.02 * torch.rand(T, n, generator=g, dtype=_DT)
     costs[:, 0] = 0.0
     return ContractTypes(F, costs, r, device=dev)
+
+
+def flat_types(n_types: int = 2000, n_actions: int = 10, n_outcomes: int = 6, seed: int = 0, *,
+               device: Any = None) -> ContractTypes:
+    """A family whose required sample size cannot depend on n [reconstruction]: the control of the headline test.
+
+    The *live part* is :func:`random_types` with two actions (idle + one action, drawn from ``seed``): at n = 2 the
+    family is exactly that. The other n − 2 actions are *dominated*: F ~ Dirichlet(1) (drawn from ``seed`` + 1, so
+    their expected rewards R vary from type to type like the live action's) at cost 1 + U(0, 0.02) > α·R for every
+    α ≤ 1 — worse for the agent than idling, so never a best response. U(α), Û_s(α) and every sup-deviation are
+    those of the live part, whatever n; the n per-action mean rewards are not (their largest deviation grows with
+    the number of actions, as a union bound over actions pays).
+    """
+    T = integer("n_types", n_types, 1)
+    n = integer("n_actions", n_actions, 2)
+    m = integer("n_outcomes", n_outcomes, 2)
+    sd = integer("seed", seed, 0, _MAX_SEED - 1)
+    dev = _device(device)
+    memory_guard(2.0 * T * n * m * 8, lower="n_types, n_actions or n_outcomes")
+    live = random_types(T, 2, m, sd, device="cpu")
+    F = torch.empty(T, n, m, dtype=_DT)
+    F[:, :2] = live.F
+    costs = torch.empty(T, n, dtype=_DT)
+    costs[:, :2] = live.costs
+    if n > 2:
+        g = torch.Generator().manual_seed(sd + 1)
+        D = torch.rand(T, n - 2, m, generator=g, dtype=_DT)
+        D.neg_().log1p_().neg_()  # Dirichlet(1) rows, as in random_types
+        F[:, 2:] = D.div_(D.sum(-1, keepdim=True))
+        costs[:, 2:] = 1.0 + 0.02 * torch.rand(T, n - 2, generator=g, dtype=_DT)
+    return ContractTypes(F, costs, live.rewards, device=dev)
 
 
 def _alphas(alpha: Any, device: torch.device) -> tuple[torch.Tensor, bool]:
