@@ -504,9 +504,41 @@ def test_reproductions_have_failing_controls_and_claims():
     v = headline(0, ex, display=False)
     assert v.passed and tuple(v.claims) == PAPER_CLAIMS
     rep = [r for r in v.rows if r.kind == "reproduces"]
-    assert len(rep) == 4 and all(r.controls and not any(c["passes"] for c in r.controls) for r in rep)
+    assert len(rep) == 3 and all(r.controls and not any(c["passes"] for c in r.controls) for r in rep)
+    assert {r.tests for r in rep} == {"cor3.8", "tradeoff", "thm3.10"}
     ids = {c.id for c in PAPER_CLAIMS}
     assert all(r.tests in ids for r in v.rows if r.kind in ("reproduces", "differs"))
+    # the headline is the abstract's change-vs-learn claim, decided by the gap row against its controls
+    from theorybook.check import claim_outcome, headline_claim
+
+    head = headline_claim(PAPER_CLAIMS)
+    assert head["id"] == "tradeoff" and head["where"] == "abstract"
+    assert claim_outcome(head, v.rows)[0] == "reproduces"
+
+
+def test_cor311_is_quoted_and_its_tightening_is_set_by_the_transition():
+    """Corollary 3.11's former row was hollow (review 2026-12-06): the observed charge is the Thm 3.10 row's drift
+    in a translation world, and its share of the worst case moves with the saturation constant c alone. It is
+    quoted now, with no row, and the chapter's scan over c shows why."""
+    from theorybook.performative import PAPER_CLAIMS, headline, run_experiment
+    from theorybook.performative.verdicts import SATURATION_SCAN, saturation_scan, thm310_scan
+
+    claim = next(c for c in PAPER_CLAIMS if c.id == "cor3.11")
+    assert claim.quoted_only and claim.reason_class == "no measurable consequence"
+    ex = run_experiment(0)
+    assert not [r for r in headline(0, ex, display=False).rows if r.tests == "cor3.11"]
+    shares = saturation_scan(ex, (*SATURATION_SCAN, None))
+    assert len(shares) == len(SATURATION_SCAN) + 1 and np.all(np.diff(shares) > 0)  # c alone moves the share
+    assert shares[0] < 0.2 and shares[-1] > 0.95  # from far below the worst case to attaining it
+    sc = thm310_scan(ex.gaming, 0.25)  # the chapter's c = 0.3 run: the charge is the measured drift itself
+    np.testing.assert_allclose(sc.observed, sc.drift, rtol=1e-9)
+    assert shares[SATURATION_SCAN.index(0.3)] == pytest.approx(float(sc.observed[-1] / sc.bound[-1]), rel=1e-12)
+    with pytest.raises(ValueError, match="Invalid saturations"):
+        saturation_scan(ex, ())
+    with pytest.raises(ValueError, match="Invalid saturations"):
+        saturation_scan(ex, (0.0,))
+    with pytest.raises(TypeError, match="Invalid ex"):
+        saturation_scan("ex")
 
 
 def test_saturating_transition_keeps_theorem_310_bound_and_frozen_is_eps_only():

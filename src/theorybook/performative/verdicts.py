@@ -50,12 +50,14 @@ from .theory import (
 __all__ = [
     "CHAPTER_SEEDS", "Thm310Scan", "POPULATION_SIZE", "SAMPLE_SIZE", "SHARES", "RETRAIN_SIZE", "ROUNDS", "REGIMES",
     "Experiment", "run_experiment", "drift_rate", "synthetic_bound", "seeded_verdicts", "deterministic_verdicts",
-    "PAPER_CLAIMS", "GAP_STEP", "headline", "GAMING_EPS", "SATURATION", "ROUND_SCAN", "TIGHTEN_MAX", "thm310_scan",
+    "PAPER_CLAIMS", "GAP_STEP", "headline", "GAMING_EPS", "SATURATION", "ROUND_SCAN", "SATURATION_SCAN", "thm310_scan",
+    "saturation_scan",
 ]
 
 PAPER_CLAIMS: tuple[PaperClaim, ...] = (
     PaperClaim("tradeoff", "Change vs learn: the more a model's predictions change the data it is retrained on, the "
-               "larger its generalisation gap (the empirical echo chamber)", where="abstract", source="paper"),
+               "larger its generalisation gap (the empirical echo chamber)", where="abstract", source="paper",
+               headline=True),
     PaperClaim("cor3.8", "Under sample performativity the true risk is at most the empirical risk plus a sampling "
                "term and an in-sample drift term L_ℓ(m/n)^(1/p)𝒟 (Corollary 3.8)", where="Corollary 3.8",
                source="secondary"),
@@ -83,7 +85,17 @@ PAPER_CLAIMS: tuple[PaperClaim, ...] = (
                    "measures, against its controls",
                reason_class="no measurable consequence"),
     PaperClaim("cor3.11", "Predicting with the initial fit θ̂₀ and charging the observed per-round drifts "
-               "tightens the guarantee", where="Corollary 3.11", source="secondary", regime="retrainings T"),
+               "tightens the guarantee", where="Corollary 3.11", source="secondary", quoted_only=True,
+               reason_class="no measurable consequence",
+               why="as the secondary account states it, both halves hold by construction: the observed charge "
+                   "Σ_t W(d̂_(t−1), d̂_t) bounds the drift by the triangle inequality and, wherever Theorem 3.10's "
+                   "one-step bound holds, can never exceed its worst case δ₁Σρ^s; how much it tightens is a property "
+                   "of the world's transition, not of the corollary (on our saturating gaming transition the share "
+                   "at T = 10 moves from near 0 to near 1 with the saturation constant c alone — the chapter's scan "
+                   "over c), and θ̂₀'s held-out risk increase sits at a few per cent of the observed-drift bound "
+                   "(Kantorovich–Rubinstein), so 'still holds' cannot fail either. In our translation worlds the "
+                   "charge also equals the population's drift exactly, so a row on it would re-read Theorem 3.10's "
+                   "measured drift. The former 'reproduces' row (share ≤ 0.9 at c = 0.3) passed because of c"),
     PaperClaim("thm3.16", "Retraining on the sample, then on the population: cumulative performative excess risk",
                where="Theorem 3.16", source="secondary", quoted_only=True,
                why="the secondary account gives no formula for how the sample phase's drift enters the population "
@@ -105,14 +117,14 @@ SHARES = tuple(float(x) for x in np.linspace(0.02, 0.5, 7))
 RETRAIN_SIZE = 2_000
 ROUNDS = 10
 REGIMES = (0.15, 0.25)
-#: Theorem 3.10 / Corollary 3.11 on a transition *not* built to attain the one-step bound: the same gaming
-#: transition with a saturating (tanh, scale c) arms race, its strength ε, and the retraining counts T scanned.
+#: Theorem 3.10 on a transition *not* built to attain the one-step bound: the same gaming transition with a
+#: saturating (tanh, scale c) arms race, its strength ε, and the retraining counts T scanned.
 GAMING_EPS = 0.25
 SATURATION = 0.3
 ROUND_SCAN = (2, 4, 6, 8, 10)
-#: Corollary 3.11 row: the observed-drift bound must be at most this share of Theorem 3.10's worst case
-#: (pilot seeds 9001–9020: 0.21–0.42 on the saturating transition, 0.976–0.989 where the bound is attained).
-TIGHTEN_MAX = 0.9
+#: The saturation constants c of the chapter's illustration of Corollary 3.11: its observed-drift charge, as a share
+#: of Theorem 3.10's worst case at T = 10, is set by c (no row: the corollary is quoted, see PAPER_CLAIMS).
+SATURATION_SCAN = (0.01, 0.1, 0.3, 1.0, 3.0)
 #: Theorem 3.13 with this problem's constants uses the notebook's δ and p.
 DELTA, P = 0.05, 2.0
 
@@ -137,6 +149,7 @@ class Experiment(NamedTuple):
     gaming: RetrainTrace  # the saturating (non-linear) gaming transition, ε = GAMING_EPS, c = SATURATION
     gaming_oos: np.ndarray  # (len(ROUND_SCAN),): 𝓡(d_T, θ̂_0) − 𝓡(d_0, θ̂_0) on the held-out units, T ∈ ROUND_SCAN
     gaming_L0: float  # L_ℓ(θ̂_0) of the saturating run's initial fit
+    retrain_idx: torch.Tensor  # (RETRAIN_SIZE,): the units every retraining run uses (the rest are held out)
 
 
 def synthetic_bound(tr: Tradeoff, i: int, *, n: int, p: float = P, delta: float = DELTA) -> tuple[BoundTerms, float]:
@@ -196,7 +209,7 @@ def run_experiment(seed: int, *, device=None) -> Experiment:
                           for T in ROUND_SCAN])
         g_L0 = float(loss_lipschitz(th0))
     return Experiment(seed, pop, samp, full, rand, c38, t313, sup_pop, inf_smp, base_pop, L1, runs, oos, pot,
-                      gaming, g_oos, g_L0)
+                      gaming, g_oos, g_L0, tr_idx.cpu())
 
 
 def drift_rate(trace: RetrainTrace) -> float:
@@ -238,6 +251,31 @@ def thm310_scan(trace: RetrainTrace, eps: float, rounds=ROUND_SCAN) -> Thm310Sca
     idx = [T - 1 for T in rounds]
     return Thm310Scan(rounds, W[idx], cs[idx], np.array([drift_bound(T, eps * (1 + La), d1) for T in rounds]),
                       np.array([drift_bound(T, eps, d1) for T in rounds]), La)
+
+
+def saturation_scan(ex: Experiment, saturations=SATURATION_SCAN, *, rounds: int = ROUND_SCAN[-1]) -> np.ndarray:
+    """Corollary 3.11's observed-drift charge Σ_{t≤T}δ_t as a share of Theorem 3.10's worst case
+    δ₁Σ_{s<T}(ε(1 + L̂_a))^s after T = ``rounds`` retrainings of the saturating gaming transition (ε =
+    :data:`GAMING_EPS`, the chapter's retraining units), one entry per saturation constant c of ``saturations``
+    (``None``: no saturation, the attaining transition). It shows that the tightening is set by the world's
+    transition, not by the corollary."""
+    if not isinstance(ex, Experiment):
+        raise TypeError(f"Invalid ex: {type(ex).__name__} (must be an Experiment from run_experiment)")
+    rounds = integer("rounds", rounds, 1, 50)
+    cs = tuple(saturations)
+    if not cs:
+        raise ValueError("Invalid saturations: empty (need at least one saturation constant c)")
+    cs = tuple(None if c is None else number("saturations[i]", c, 0.0, math.inf, low_open=True) for c in cs)
+    dev = ex.pop.X.device
+    idx = ex.retrain_idx.to(dev)
+    X, y = ex.pop.X[idx], ex.pop.y[idx]
+    out = []
+    with one_thread(dev):
+        for c in cs:
+            tr = retrain(X, y, rounds, GAMING_EPS, saturation=c)
+            sc = thm310_scan(tr, GAMING_EPS, (rounds,))
+            out.append(float(sc.observed[-1] / sc.bound[-1]))
+    return np.array(out)
 
 
 def seeded_verdicts(seed: int, result: Experiment | None = None) -> Verdicts:
@@ -309,9 +347,8 @@ def seeded_verdicts(seed: int, result: Experiment | None = None) -> Verdicts:
                 estimate_La(tr.theta_steps, tr.step_drift), tr.L_a, rtol=0.03, kind="consistency", source="derived",
                 basis="model: the refit's change of w adds ≲ 2%",
                 note="‖G(d̂_t) − G(d̂_{t−1})‖ / W₂(d̂_{t−1}, d̂_t); the refit's change of w adds ≲ 2%")
-    # --- Theorem 3.10 and Corollary 3.11 on a transition not built to attain the one-step bound ----------
+    # --- Theorem 3.10 on a transition not built to attain the one-step bound -----------------------------
     sc = thm310_scan(ex.gaming, GAMING_EPS)
-    lin = thm310_scan(ex.runs[GAMING_EPS], GAMING_EPS)  # the attaining (linear) run at the same ε
     ratio = sc.drift / sc.bound
     v.less(f"Thm 3.10: drift W₂(d̂₀, d̂_T) / its drift term δ₁Σ_(s<T)(ε(1 + L̂_a))^s, max over T ∈ {ROUND_SCAN} "
            f"(saturating gaming, ε = {GAMING_EPS})", float(ratio.max()), 1.0, kind="reproduces", source="secondary",
@@ -323,32 +360,11 @@ def seeded_verdicts(seed: int, result: Experiment | None = None) -> Verdicts:
                            tuned="none needed: the same run, ε and δ₁; only the factor (1 + L̂_a) removed"),
            scan=Scan("retrainings T", ROUND_SCAN, tuple(float(x) for x in ratio)),
            basis="paper: Theorem 3.10's inequality itself (drift ≤ drift term: ratio ≤ 1)",
-           note=f"the arms race saturates (c·tanh(·/c), c = {SATURATION}), so the one-step bound is not attained; "
+           note=f"the arms race saturates (c·tanh(·/c), c = {SATURATION}): the one-step bound is nearly attained at "
+                f"T = 2 (ratio {ratio[0]:.4f}) and less and less after (ratio {ratio[-1]:.3f} at T = 10); "
                 f"the drift grows with T from {sc.drift[0]:.4f} (T = 2) to {sc.drift[-1]:.4f} (T = 10), "
                 f"{sc.drift[-1] / float(ex.gaming.step_drift[0]):.1f}× δ₁, past the rival's ceiling "
                 f"δ₁/(1 − ε) = {1 / (1 - GAMING_EPS):.2f}× δ₁; L̂_a = {sc.L_a:.3f} from the same run")
-    tight = ex.gaming_L0 * sc.observed
-    covered = bool((ex.gaming_oos <= tight).all())
-    share = sc.observed / sc.bound
-    v.less(f"Cor 3.11: observed-drift charge Σ_(t≤T)δ_t / Thm 3.10's worst case, T = {ROUND_SCAN[-1]} (∞ unless "
-           "θ̂₀'s held-out risk increase stays ≤ L_ℓ(θ̂₀)Σδ_t at every T)", float(share[-1]) if covered else math.inf,
-           TIGHTEN_MAX, kind="reproduces", source="secondary", tests="cor3.11",
-           control=[Control("the attaining transition (linear arms race; same ε, κ, units and rounds)",
-                            float(lin.observed[-1] / lin.bound[-1]),
-                            why="where the one-step bound is attained, observed drifts cannot tighten it: a pass "
-                                "there would mean the row measures the bound's arithmetic, not the observed drifts",
-                            tuned="none needed: the chapter's own ε = 0.25 run on the same 2,000 units; only the "
-                                  "tanh saturation removed"),
-                    Control("Theorem 3.10's worst-case charge itself (no drift observed)", 1.0,
-                            why="the guarantee the corollary claims to tighten", tuned="none needed: no parameter",
-                            weak="fails by construction: it is the ratio's denominator")],
-           scan=Scan("retrainings T", ROUND_SCAN, tuple(float(x) for x in share)),
-           basis="pilot: seeds 9001–9020 give 0.21–0.42 on this transition and 0.976–0.989 where the bound is "
-                 "attained; 0.9 lies between",
-           note=f"θ̂₀'s risk increase on the {POPULATION_SIZE - RETRAIN_SIZE:,} drifted held-out units is at most "
-                f"{float((ex.gaming_oos / tight).max()):.3f} of the observed-drift bound L_ℓ(θ̂₀)Σδ_t (Kantorovich–"
-                "Rubinstein is loose for a calibrated logistic fit), so 'still holds' alone could not fail; the row "
-                "tests the tightening, which only a transition that reacts less than the worst case allows")
     v.close("transition step: W₂ by the identity coupling = exact OT (POT), 300 units", ex.pot_check[1],
             ex.pot_check[0], rtol=1e-8, kind="consistency", source="derived",
             basis="model: network simplex in float64 on 300 atoms; round-off ≲ 1e-12 relative",

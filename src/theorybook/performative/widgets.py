@@ -5,7 +5,7 @@
   Theorem 3.13 bound with this problem's constants;
 * retrainings T and the drift factor ρ = ε(1 + L_a) → repeated RERM under the gaming transition with
   ε = ρ/(1 + L_a), L_a = ‖ŵ₁‖ of the initial fit: the measured drift W₂(d̂₀, d̂_t) beside Theorem 3.10's
-  Σ_{s<t} ρ^s δ₁, and the out-of-sample risk increase of θ̂₀ beside Corollary 3.11's bound.
+  Σ_{s<t} ρ^s δ₁, and the out-of-sample risk increase of θ̂₀ beside Corollary 3.11's observed-drift bound.
 
 The population is drawn once and cached; one update is two batched Newton fits and T warm-started ones.
 """
@@ -102,7 +102,7 @@ def render(share: float = 0.1, n: int = SAMPLE_SIZE, rounds: int = 10, rho: floa
     label_axes(ax, "nats (log scale; |gap| shown)", "", title=f"one round, ξ = {share:.2f}, n = {n:,}")
     t = np.arange(1, len(res.drift) + 1)
     ax2.semilogy(t, res.drift, "o", color=COLORS[1], label="measured W₂(d̂₀, d̂_t)")
-    theory_line(ax2, t, res.drift_theory, label="Σ_{s<t} ρˢ δ₁")
+    theory_line(ax2, t, res.drift_theory, label=r"$\sum_{s<t}\rho^s\delta_1$")
     label_axes(ax2, "retrainings t", "drift", title=f"ε(1 + L_a) = {rho:.2f}" + (" (ε capped at 1)"
                                                                                   if res.eps >= 1.0 else ""))
     ax2.legend(fontsize=7)
