@@ -92,26 +92,33 @@ FUZZ_BASE.update({
     "train_heldout": {"steps": 2, "eval_every": 1, "hidden": 8, "batch": 8},
     "heldout_comparison": {"configs": (("cn", "fro"),), "seeds": (0, 1), "steps": 2, "eval_every": 1, "hidden": 8,
                            "batch": 8},
-    "heldout_results": {"n_seeds": 2, "steps": 2},
+    "heldout_results": {"n_seeds": 2, "steps": 2, "eps": (1e-4,)},
+    "scaling_iterations": {"size": 8, "kappa": 10.0, "spectrum": "flat"},
+    "scaling_prediction": {"size": 8, "kappa": 10.0, "spectrum": "flat"},
     "t_threshold": {"n": 6},
 })
 
 
 def _fuzz_heldout() -> dict:
-    """Synthetic held-out curves (3 seeds, no training) for the fuzz test's calls of the verdict builders."""
+    """Synthetic held-out curves (3 seeds, three dampings, no training) for the fuzz test's calls of the verdict
+    builders."""
     from .experiment import HeldoutRun, TrainRun
 
     def run(label: str, level: float, k: int) -> HeldoutRun:
         return HeldoutRun([0, 10, 20], [2.3, level + 0.01 * k, level - 0.1 + 0.01 * k], TrainRun([], 0.0, label), label)
 
-    return {lab: [run(lab, lvl, k) for k in range(3)]
-            for lab, lvl in (("NDB-fro ε=1e-04", 1.05), ("CN-fro ε=1e-04", 1.0), ("EVD ε=1e-04", 1.01))}
+    return {eps: {lab: [run(lab, lvl, k) for k in range(3)]
+                  for lab, lvl in (("NDB-fro", 1.05), ("CN-fro", 1.0), ("EVD", 1.01))} for eps in (1e-6, 1e-4, 1e-2)}
 
 
 _HELDOUT = _fuzz_heldout()
+#: Iteration counts in the shape of ``verdicts.scaling_table`` (no solving), for the fuzz test's builder calls.
+_SCALING = {"flat": {64: {"fro": 13, "pim": 12}, 128: {"fro": 13, "pim": 12}, 256: {"fro": 14, "pim": 12}},
+            "logspace": {64: {"fro": 12, "pim": 12}, 128: {"fro": 12, "pim": 12}, 256: {"fro": 13, "pim": 12}}}
 FUZZ_BASE.update({
-    "heldout_stats": {"results": _HELDOUT, "a": "NDB-fro ε=1e-04", "b": "CN-fro ε=1e-04"},
+    "heldout_stats": {"results": _HELDOUT[1e-4], "a": "NDB-fro", "b": "CN-fro"},
     "heldout_verdicts": {"results": _HELDOUT},
-    "seeded_verdicts": {"heldout": _HELDOUT},
-    "chapter_verdicts": {"heldout": _HELDOUT},
+    "seeded_verdicts": {"heldout": _HELDOUT, "scaling": _SCALING},
+    "chapter_verdicts": {"heldout": _HELDOUT, "scaling": _SCALING},
+    "scaling_table": {"seed": 0},
 })

@@ -34,6 +34,7 @@ from .. import validate
 __all__ = [
     "METHODS",
     "SCALINGS",
+    "SPECTRA",
     "bmm_count",
     "chebyshev_coefficients",
     "chebyshev_root",
@@ -358,9 +359,15 @@ def bmm_count(method: str, p: int = 4, iters: int = 10, degree: int = 60) -> int
 
 
 # ----------------------------------------------------------------------------------------------- test data
+SPECTRA = ("logspace", "flat")
+
+
 def spd_stack(n: int, size: int, kappa: float = 1e3, *, seed: int = 0, dtype: torch.dtype | None = None,
-              device=None) -> torch.Tensor:
-    r"""N random SPD blocks :math:`Q\,\mathrm{diag}(\lambda)Q^\top` with λ = logspace(0, −log₁₀κ, B) (λ_max = 1).
+              device=None, spectrum: str = "logspace") -> torch.Tensor:
+    r"""N random SPD blocks :math:`Q\,\mathrm{diag}(\lambda)Q^\top` (Haar Q) with λ_max = 1 and λ_min = 1/κ:
+    λ = logspace(0, −log₁₀κ, B) (``spectrum="logspace"``, the default: ‖A‖_F stays within a small factor of λ_max)
+    or linspace(1/κ, 1, B) (``"flat"``: ‖A‖_F ≈ λ_max·√(B/3), the spectrum on which Frobenius scaling over-estimates
+    λ_max most).
 
     Sampled in float64 on the CPU (so a seed gives the same stack on every device), then moved."""
     from ..device import resolve_device, resolve_dtype
@@ -369,12 +376,16 @@ def spd_stack(n: int, size: int, kappa: float = 1e3, *, seed: int = 0, dtype: to
     size = validate.integer("size", size, 1)
     kappa = validate.number("kappa", kappa, 1.0, math.inf)
     seed = validate.integer("seed", seed, 0, 2**63 - 1)
+    validate.one_of("spectrum", spectrum, SPECTRA)
     validate.memory_guard(4 * 8.0 * n * size * size, lower="n or size")
     dtype, device = resolve_dtype(dtype), resolve_device(device)
     gen = torch.Generator().manual_seed(seed)
     G = torch.randn(n, size, size, generator=gen, dtype=torch.float64)
     Q, _ = torch.linalg.qr(G)
-    lam = torch.logspace(0.0, -math.log10(kappa), size, dtype=torch.float64)
+    if spectrum == "flat":
+        lam = torch.linspace(1.0 / kappa, 1.0, size, dtype=torch.float64).flip(0)
+    else:
+        lam = torch.logspace(0.0, -math.log10(kappa), size, dtype=torch.float64)
     A = (Q * lam) @ Q.mT
     return (0.5 * (A + A.mT)).to(device=device, dtype=dtype)
 

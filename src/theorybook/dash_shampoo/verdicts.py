@@ -7,10 +7,12 @@ builds the rows without randomness (operation counts, sympy, the Chebyshev coeff
 both in one table (:func:`chapter_verdicts`, with ``seed = CHAPTER_SEEDS[0]``). Every tolerance is fixed below
 with its provenance (``basis``); no row involves wall-clock time.
 
-The headline (:data:`HELDOUT`): the paper says Newton–DB gives the lowest *validation* perplexity per iteration,
-better even than EVD (README). We train the same small network with each solver on the same split, start and
-minibatches, measure the held-out loss every 10 steps, and compare per step over :data:`HELDOUT` ``n_seeds``
-paired seeds with a Student-t test.
+The headline (:data:`HELDOUT`): the paper says Newton–DB attains the lowest *validation* perplexity per iteration
+of all tested methods, better even than EVD (abstract, README). We train the same small network with each solver
+on the same split, start and minibatches, measure the held-out loss every 10 steps, and compare per step over
+:data:`HELDOUT` ``n_seeds`` paired seeds, at three dampings ε — each solver at the *same* effective damping:
+Distributed Shampoo's EVD (ours too) adds ε twice, so EVD runs at ε/2 and computes (A + εI)^(−1/4), the root NDB
+and CN compute at ε.
 """
 
 from __future__ import annotations
@@ -22,40 +24,60 @@ import sympy as sp
 import torch
 
 from .. import validate
-from ..check import Control, PaperClaim, Planted, Verdicts
+from ..check import Control, PaperClaim, Planted, Scan, Verdicts
 from ..device import one_thread, resolve_device, to_numpy
 from ..fit import line_fit
 from . import theory as th
-from .experiment import HeldoutRun, heldout_comparison, solve_loop, solve_stacked
-from .solvers import chebyshev_coefficients, inverse_root, reference_root, relative_error, scale, spd_stack
+from .experiment import HeldoutRun, heldout_comparison, scaling_iterations, solve_loop, solve_stacked
+from .solvers import (
+    chebyshev_coefficients,
+    evd_root,
+    inverse_root,
+    reference_root,
+    relative_error,
+    scale,
+    spd_stack,
+)
 
-__all__ = ["CHAPTER_SEEDS", "COMPARISONS", "EPS_HEADLINE", "HELDOUT", "PAPER_ADVANTAGE", "PILOT_EPS", "PAPER_CLAIMS",
-           "chapter_verdicts", "deterministic_verdicts",
-           "heldout_results", "heldout_seeds", "heldout_stats", "heldout_verdicts", "operation_counts",
+__all__ = ["CHAPTER_SEEDS", "COMPARISONS", "EVD_DAMPING", "HELDOUT", "LABELS", "PAPER_ADVANTAGE", "PAPER_CLAIMS",
+           "PILOT_EPS", "SCALING", "chapter_verdicts", "deterministic_verdicts", "heldout_results", "heldout_seeds",
+           "heldout_stats", "heldout_verdicts", "operation_counts", "scaling_prediction", "scaling_table",
            "seeded_verdicts", "t_threshold"]
 
 #: The seed(s) the chapter itself uses (the seed-robustness test draws unseen ones).
 CHAPTER_SEEDS = (0,)
 
-#: The held-out comparison behind the headline rows: a 64→64→64→10 tanh MLP on a random 1200/597 split of
-#: sklearn's digits, Shampoo with block 64, Adam grafting, lr 1e-3 (the paper's), 10 Newton iterations and the
-#: paper's ε per solver (0 for NDB and CN, 1e-10 for EVD), held-out cross-entropy every 10 of 80 steps,
-#: ``n_seeds`` paired seeds per chapter seed.
-HELDOUT = {"configs": (("ndb", "fro", 1e-4), ("cn", "fro", 1e-4), ("evd", "fro", 1e-4)), "n_seeds": 6,
-           "steps": 80, "eval_every": 10, "lr": 1e-3, "hidden": 64, "batch": 128, "holdout": 597}
-#: The damping of the headline rows (ε added to L and R before every root, the same for every solver).
-EPS_HEADLINE = 1e-4
-#: The comparisons the headline makes (method A's held-out loss over method B's), one row each.
-COMPARISONS = (("NDB-fro ε=1e-04", "CN-fro ε=1e-04"), ("NDB-fro ε=1e-04", "EVD ε=1e-04"),
-               ("EVD ε=1e-04", "CN-fro ε=1e-04"))
-#: The pilot behind the headline rows (bench/dash_shampoo_eps.py, seeds 9001–9010, the same 80-step runs without
-#: the three constant pixels): paired mean held-out loss ratio − 1 (%) and its standard error, at ε = 1e-4.
-PILOT_EPS = {"NDB-CN": (0.006, 0.0008), "NDB-EVD": (1.43, 0.03), "EVD-CN": (-1.40, 0.03)}
+#: The held-out comparison behind the headline rows: a 61→64→64→10 tanh MLP on a random 1200/597 split of
+#: sklearn's digits (the three constant pixels dropped), Shampoo with block 64, Adam grafting, lr 1e-3 (the
+#: paper's), 10 Newton iterations, held-out cross-entropy every 10 of 80 steps, ``n_seeds`` paired seeds per
+#: chapter seed, at each damping of ``eps``: NDB-fro and CN-fro at ε, EVD at ε·:data:`EVD_DAMPING` (matched: the
+#: same (A + εI)^(−1/4)). Light (1e-6: the iterative roots are not converged in 10 iterations), practical (1e-4)
+#: and heavy (1e-2) damping.
+HELDOUT = {"eps": (1e-6, 1e-4, 1e-2), "n_seeds": 4, "steps": 80, "eval_every": 10, "lr": 1e-3, "hidden": 64,
+           "batch": 128, "holdout": 597}
+#: EVD's ε relative to NDB's and CN's: our EVD, like Distributed Shampoo's, takes eigh(A + εI) and adds
+#: ε − min(λ_min, 0) again, so its root is (A + 2εI)^(−1/4); at ε/2 it is (A + εI)^(−1/4) (a consistency row checks it).
+EVD_DAMPING = 0.5
+#: The solvers' labels in :func:`heldout_results`, and the comparisons the headline makes (method A's held-out loss
+#: over method B's), one row each.
+LABELS = ("NDB-fro", "CN-fro", "EVD")
+COMPARISONS = (("NDB-fro", "CN-fro"), ("NDB-fro", "EVD"))
+#: The pilot behind the headline rows (bench/dash_shampoo_eps.py, seeds 9001–9010, the same 80-step runs at matched
+#: damping): paired mean held-out loss ratio − 1 (%) and its standard error, per comparison and ε.
+PILOT_EPS: dict[str, dict[float, tuple[float, float]]] = {
+    "NDB-CN": {1e-6: (3.34, 0.12), 1e-4: (0.006, 0.0008), 1e-2: (-1e-7, 5e-7)},
+    "NDB-EVD": {1e-6: (3.08, 0.11), 1e-4: (0.006, 0.0008), 1e-2: (5e-7, 5e-7)},
+}
 #: The smallest advantage "lowest validation perplexity" is read as (our reading: the paper's numbers could not be
 #: read): a held-out loss 1 % below the competitor's.
 PAPER_ADVANTAGE = -1.0
 #: False-alarm probability of the family of held-out rows (Bonferroni over :data:`COMPARISONS`).
 ALPHA = 1e-3
+#: The scaling row (the README: Frobenius-norm scaling needs more iterations): NDB iterations per call to a relative
+#: error ``target`` of A^(−1/4), Frobenius against multi-power-iteration scaling, fp32, ``n`` block(s) of side
+#: ``size`` with a flat spectrum linspace(1/κ, 1) (‖A‖_F ≈ λ_max·√(B/3)), the logspace(0, −log₁₀κ) spectrum of
+#: the same κ and B as control; ``scan`` the block sizes shown; ``extra`` the threshold (iterations).
+SCALING = {"size": 256, "kappa": 1e3, "target": 1e-3, "n": 1, "scan": (64, 128, 256), "extra": 2}
 
 PAPER_CLAIMS: tuple[PaperClaim, ...] = (
     PaperClaim("stacking", "Stacking same-size preconditioner blocks into 3D tensors (batched matmul) substantially "
@@ -64,22 +86,30 @@ PAPER_CLAIMS: tuple[PaperClaim, ...] = (
                    "bench/dash.py are shown as measurements, not tested", reason_class="paper-scale GPU"),
     PaperClaim("solvers", "Two new inverse-root solvers for Shampoo: the Newton–DB iteration and Chebyshev "
                "polynomial approximation evaluated with Clenshaw's algorithm."),
-    PaperClaim("scaling", "The first in-depth analysis of how matrix scaling affects Shampoo's convergence "
-               "(README: Frobenius-norm scaling is suboptimal and needs more iterations).", quoted_only=True,
-               why="the paper's scaling analysis could not be read, and its claim is about Shampoo's convergence in "
-                   "the paper's training runs (1024-blocks on GPUs). The chapter shows Frobenius against "
-                   "multi-power-iteration error curves at its 64-blocks; a pilot (4 fp32 blocks, logspace spectra, "
-                   "κ = 40 and 10³) needed the same NDB iterations to 1e-3 with both scalings at B = 64, and one "
-                   "more with Frobenius at B = 256, where ‖A‖_F/(2λ_max) ≈ 2–3 — the direction the README states, "
-                   "too small at these sizes for a test",
-               reason_class="paper-scale GPU"),
+    PaperClaim("scaling", "A first in-depth analysis of how matrix scaling affects Shampoo's convergence (README: "
+               "Frobenius-norm scaling is suboptimal and needs more iterations)."),
     PaperClaim("speedup", "Up to 4.83× (v1) / 5.6× (v2) faster optimizer steps than Distributed Shampoo.",
                quoted_only=True,
                why="GPU step times (8×H100); the ratios are the README's 666/138 and 666/119 ms, quoted, "
                    "not re-measured", reason_class="paper-scale GPU"),
-    PaperClaim("ndb_best", "Newton–DB gives the lowest validation perplexity per iteration of all solvers, better "
-               "even than EVD.", where="abstract + README"),
+    PaperClaim("ndb_best", "Newton–DB attains the lowest validation perplexity per iteration among all tested "
+               "methods (README: better even than EVD).", headline=True),
 )
+
+
+def scaling_prediction(size: int, kappa: float, spectrum: str, target: float | None = None) -> dict[str, int]:
+    """The scalar map's NDB iteration counts (:func:`.theory.predicted_error`, float64) to ``target`` on the spectrum
+    of ``spd_stack(…, spectrum=spectrum)``, with s = ‖λ‖ (Frobenius) and s = 2λ_max (power iteration, λ̂_max = 1)."""
+    size = validate.integer("size", size, 2, 1024)
+    kappa = validate.number("kappa", kappa, 1.0, 1e8)
+    validate.one_of("spectrum", spectrum, ("flat", "logspace"))
+    target = SCALING["target"] if target is None else validate.number("target", target, 0.0, 1.0, low_open=True)
+    lam = (np.linspace(1.0 / kappa, 1.0, size) if spectrum == "flat"
+           else np.logspace(0.0, -math.log10(kappa), size))
+    out = {}
+    for sc, s in (("fro", float(np.linalg.norm(lam))), ("pim", 2.0)):
+        out[sc] = next((k for k in range(1, 61) if th.predicted_error(lam, "ndb", k, s) <= target), 60)
+    return out
 
 
 def t_threshold(n: int, m: int = 1, alpha: float = ALPHA) -> float:
@@ -163,25 +193,45 @@ def heldout_seeds(seed: int, n_seeds: int | None = None) -> tuple[int, ...]:
     return tuple(100 * seed + k for k in range(n_seeds))
 
 
-def heldout_results(seed: int, device=None, *, n_seeds: int | None = None,
-                    steps: int | None = None) -> dict[str, list[HeldoutRun]]:
-    """The runs of :data:`HELDOUT` for ``seed``: ``{label: [run per paired seed]}`` (about 8 s on one core).
-    ``n_seeds``/``steps`` override :data:`HELDOUT`'s (for cheap tests; the chapter uses the defaults)."""
+def heldout_results(seed: int, device=None, *, n_seeds: int | None = None, steps: int | None = None,
+                    eps: tuple[float, ...] | None = None) -> dict[float, dict[str, list[HeldoutRun]]]:
+    """The runs of :data:`HELDOUT` for ``seed``: ``{ε: {label: [run per paired seed]}}`` with the labels of
+    :data:`LABELS` — NDB-fro and CN-fro at ε, EVD at ε·:data:`EVD_DAMPING` (the same effective damping). About 7 s
+    per ε on one core. ``n_seeds``/``steps``/``eps`` override :data:`HELDOUT`'s (for cheap tests; the chapter uses
+    the defaults)."""
     kw = {k: HELDOUT[k] for k in ("steps", "eval_every", "lr", "hidden", "batch", "holdout")}
     if steps is not None:
         kw["steps"] = validate.integer("steps", steps, 1, 100_000)
         kw["eval_every"] = min(kw["eval_every"], kw["steps"])
-    return heldout_comparison(HELDOUT["configs"], heldout_seeds(seed, n_seeds), device=device, **kw)
+    if eps is None:
+        eps = HELDOUT["eps"]
+    elif not isinstance(eps, tuple | list) or not eps:
+        raise TypeError(f"Invalid eps: {eps!r} (must be a non-empty tuple of dampings > 0)")
+    eps = tuple(validate.number("eps", e, 0.0, 1.0, low_open=True) for e in eps)
+    seeds = heldout_seeds(seed, n_seeds)
+    out = {}
+    for e in eps:
+        runs = heldout_comparison((("ndb", "fro", e), ("cn", "fro", e), ("evd", "fro", e * EVD_DAMPING)), seeds,
+                                  device=device, **kw)
+        out[e] = dict(zip(LABELS, runs.values(), strict=True))
+    return out
 
 
-def _check_heldout(heldout) -> dict[str, list[HeldoutRun]]:
-    labels = {x for pair in COMPARISONS for x in pair}
-    if not isinstance(heldout, dict) or not labels <= set(heldout):
-        raise TypeError(f"Invalid heldout: {type(heldout).__name__} (must be the dict of heldout_results, with "
-                        f"runs for {sorted(labels)})")
-    sizes = {len(heldout[k]) if isinstance(heldout[k], list | tuple) else -1 for k in labels}
-    if len(sizes) != 1 or min(sizes) < 2 or not all(isinstance(r, HeldoutRun) for k in labels for r in heldout[k]):
-        raise ValueError("Invalid heldout: every solver needs the same number (≥ 2) of HeldoutRun, one per seed")
+def _check_heldout(heldout) -> dict[float, dict[str, list[HeldoutRun]]]:
+    if not isinstance(heldout, dict) or not heldout:
+        raise TypeError(f"Invalid heldout: {type(heldout).__name__} (must be the dict of heldout_results: "
+                        "{ε: {label: runs}})")
+    sizes = set()
+    for e, runs in heldout.items():
+        validate.number("ε (a key of heldout)", e, 0.0, 1.0, low_open=True)
+        if not isinstance(runs, dict) or not set(LABELS) <= set(runs):
+            raise TypeError(f"Invalid heldout[{e!r}]: must map each of {list(LABELS)} to its runs")
+        for k in LABELS:
+            if not isinstance(runs[k], list | tuple) or not all(isinstance(r, HeldoutRun) for r in runs[k]):
+                raise ValueError(f"Invalid heldout[{e!r}][{k!r}]: must be a list of HeldoutRun, one per seed")
+            sizes.add(len(runs[k]))
+    if len(sizes) != 1 or min(sizes) < 2:
+        raise ValueError("Invalid heldout: every solver at every ε needs the same number (≥ 2) of runs, one per seed")
     return heldout
 
 
@@ -203,62 +253,57 @@ def heldout_stats(results: dict[str, list[HeldoutRun]], a: str, b: str) -> dict[
     return {"r": r, "mean": mean, "se": se, "t": t, "n": len(r)}
 
 
-def heldout_verdicts(results: dict[str, list[HeldoutRun]], *, claims: bool = False) -> Verdicts:
-    """The headline rows from the runs of :func:`heldout_results` (ε = :data:`EPS_HEADLINE` for every solver).
+def heldout_verdicts(results: dict[float, dict[str, list[HeldoutRun]]], *, claims: bool = False) -> Verdicts:
+    """The headline rows from the runs of :func:`heldout_results`: NDB against CN and against EVD, each at the same
+    effective damping, over the dampings of the scan.
 
-    The directions were pre-registered on the pilot (:data:`PILOT_EPS`, seeds 9001–9010): at ε = 1e-4 NDB and CN
-    train alike and NDB's held-out loss is higher than EVD's. Each ``differs`` row puts the paper's reading (NDB
-    1 % lower, :data:`PAPER_ADVANTAGE`) through its test and plants that advantage in the measured curves."""
+    Each row's statistic is the *lowest* paired mean held-out loss ratio − 1 over the scan's dampings (NDB's best
+    showing); its test, "NDB is not 0.5 % below the competitor at any damping", is what we measure instead of the
+    paper's "NDB lowest". The paper's reading (NDB 1 % lower, :data:`PAPER_ADVANTAGE`) goes through the test, and so
+    does the paper's effect planted in NDB's own arm: at every damping, NDB's curves replaced by the competitor's
+    lowered 1 %. Thresholds and dampings were fixed on the pilot (:data:`PILOT_EPS`, seeds 9001–9010)."""
     results = _check_heldout(results)
     if not isinstance(claims, bool):
         raise TypeError(f"Invalid claims: {claims!r} (must be a bool)")
-    v = Verdicts("DASH: held-out loss per step at ε = 1e-4, Newton–DB against coupled Newton and EVD",
+    v = Verdicts("DASH: held-out loss per step at matched damping, Newton–DB against coupled Newton and EVD",
                  display=False, claims=PAPER_CLAIMS if claims else ())
-    a, b = COMPARISONS[0]
-    n = len(results[a])
+    eps = tuple(sorted(results))
+    n = len(results[eps[0]][LABELS[0]])
     steps = HELDOUT["steps"]
 
-    def planted(x: str, y: str) -> float:
-        """The same statistic with x's curves replaced by y's lowered 1 % (the paper's effect, planted)."""
+    def planted(at: dict[str, list[HeldoutRun]], x: str, y: str) -> float:
+        """The statistic with x's curves replaced by y's lowered 1 % (the paper's effect, in x's arm)."""
         fake = [r._replace(heldout=[h * (1.0 + PAPER_ADVANTAGE / 100.0) for h in q.heldout])
-                for r, q in zip(results[x], results[y], strict=True)]
-        return heldout_stats({x: fake, y: results[y]}, x, y)["mean"]
+                for r, q in zip(at[x], at[y], strict=True)]
+        return heldout_stats({x: fake, y: at[y]}, x, y)["mean"]
 
-    def shown(st, x, y) -> str:
-        return (f"{x} vs {y}: {st['mean']:+.3f} ± {st['se']:.3f} % (per seed "
-                f"{', '.join(f'{q:+.2f}' for q in st['r'])} %)")
-
-    st = heldout_stats(results, a, b)
-    m0, se0 = PILOT_EPS["NDB-CN"]
-    v.greater(f"NDB vs CN at ε = 1e-4: held-out loss ratio − 1 (mean over {steps} steps and {n} paired seeds, %) "
-              "— NDB not lower by half a percent", st["mean"], -0.5, kind="differs", source="paper",
-              tests="ndb_best", paper=PAPER_ADVANTAGE, paper_shown="NDB lowest: −1 % (our reading of 'lowest')",
-              planted=Planted("NDB's curves replaced by CN's lowered 1 %", planted(a, b),
-                              effect="a 1 % lower held-out loss for NDB at every evaluation, on the same runs"),
-              basis=f"pilot: seeds 9001–9010 gave {m0:+.2f} ± {se0:.3f} %; −0.5 % is > 100 standard errors below "
-                    "it and half the planted effect",
-              note=shown(st, a, b) + ". At ε = 1e-4 both roots are accurate and the two solvers train alike; the "
-                   "difference of the ε = 0 runs (NDB worse by ≈ 6 %) is a property of the undamped roots (see the "
-                   "ε scan)")
-    a2, b2 = COMPARISONS[1]
-    st2 = heldout_stats(results, a2, b2)
-    m1, se1 = PILOT_EPS["NDB-EVD"]
-    v.greater("NDB vs EVD at ε = 1e-4: held-out loss ratio − 1 (%) — NDB higher by more than half a percent",
-              st2["mean"], 0.5, kind="differs", source="paper", tests="ndb_best", paper=PAPER_ADVANTAGE,
-              paper_shown="NDB better even than EVD: −1 % (our reading)",
-              planted=Planted("NDB's curves replaced by EVD's lowered 1 %", planted(a2, b2),
-                              effect="a 1 % lower held-out loss for NDB than EVD, on the same runs"),
-              basis=f"pilot: seeds 9001–9010 gave {m1:+.2f} ± {se1:.2f} %, direction pre-registered there; 0.5 % "
-                    "is > 30 standard errors below it",
-              note=shown(st2, a2, b2) + ". NDB's 10 iterations leave the damped small eigenvalues unconverged at "
-                   "ε = 1e-4; at ε = 1e-2 the pilot finds the paper's order (NDB below EVD)")
-    a3, b3 = COMPARISONS[2]
-    st3 = heldout_stats(results, a3, b3)
-    m2, se2 = PILOT_EPS["EVD-CN"]
-    v.less("EVD vs CN at ε = 1e-4: held-out loss ratio − 1 (%) — the exact root trains better than CN's",
-           st3["mean"], -0.5, kind="consistency", source="derived",
-           basis=f"pilot: seeds 9001–9010 gave {m2:+.2f} ± {se2:.2f} %; −0.5 % is > 30 standard errors above it",
-           note=shown(st3, a3, b3))
+    names = {"CN-fro": "CN", "EVD": "EVD"}
+    for a, b in COMPARISONS:
+        st = {e: heldout_stats(results[e], a, b) for e in eps}
+        means = tuple(st[e]["mean"] for e in eps)
+        plant = min(planted(results[e], a, b) for e in eps)
+        key = f"NDB-{names[b]}"
+        pilot = PILOT_EPS.get(key, {})
+        pilot_txt = "; ".join(f"ε = {e:g}: {m:+.2g} ± {se:.1g} %" for e, (m, se) in pilot.items())
+        shown = "; ".join(f"ε = {e:g}: {st[e]['mean']:+.3f} ± {st[e]['se']:.3f} %" for e in eps)
+        v.greater(f"NDB vs {names[b]}, each at the same effective damping: the lowest over ε ∈ "
+                  f"{{{', '.join(f'{e:g}' for e in eps)}}} of the held-out loss ratio − 1 (mean over {steps} steps "
+                  f"and {n} paired seeds, %) — NDB not 0.5 % below {names[b]} at any damping",
+                  min(means), -0.5, kind="differs", source="paper", tests="ndb_best", paper=PAPER_ADVANTAGE,
+                  paper_shown=f"NDB lowest{' (better even than EVD)' if b == 'EVD' else ''}: −1 % (our reading of "
+                              "'lowest')",
+                  planted=Planted(f"at every ε, NDB's curves replaced by {names[b]}'s lowered 1 %", plant,
+                                  effect=f"the paper's effect at our reading's size: a held-out loss 1 % below "
+                                         f"{names[b]}'s at every evaluation, in NDB's arm, on the same runs"),
+                  scan=Scan("ε (matched damping)", eps, means) if len(eps) >= 3 else None,
+                  basis=f"pilot: seeds 9001–9010 gave {pilot_txt or 'see bench/results/dash_shampoo_eps.json'}; "
+                        "−0.5 % is half the planted effect and many pilot standard errors below every pilot mean",
+                  note=f"per ε, mean ± s.e.: {shown}. "
+                       + ("EVD runs at ε/2: Distributed Shampoo's EVD adds ε twice, so its root is then "
+                          "(A + εI)^(−1/4), like NDB's. " if b == "EVD" else "")
+                       + "At light damping NDB's 10 iterations leave the small eigen-directions of the factors "
+                         "unconverged and NDB trains worse; once the roots converge (ε ≥ 1e-4) the solvers compute "
+                         "the same root and train alike")
     return v
 
 
@@ -275,10 +320,16 @@ def _solver_rows(v: Verdicts, seed: int, device) -> None:
     s40 = scale(A40, "fro")
     start = s40.rsqrt().sqrt() * torch.eye(64, dtype=A40.dtype, device=device)  # s: (N, 1, 1)
     e_cheb57 = _err(A40, method="chebyshev", degree=57, eps=1e-3, scaling="pim")
-    v.less("κ = 40, NDB-fro, the paper's 10 iterations: relative error of A^(−1/4)",
-           _err(A40, method="ndb", iters=10), 1e-5, kind="reproduces", source="paper", tests="solvers",
+    v.less("κ = 40: NDB-fro with the paper's 10 iterations computes A^(−1/4) to the fp32 floor (relative error)",
+           _err(A40, method="ndb", iters=10), 1e-5, kind="not_specific", source="paper", tests="solvers",
            basis=floor,
-           control=[Control("Chebyshev, degree 57 (the same 56 matrix products), ε = 1e-3, pim scaling", e_cheb57,
+           control=[Control("CN-fro (Distributed Shampoo's coupled Newton), the same 10 iterations",
+                            _err(A40, method="cn", iters=10),
+                            why="the solver the paper replaces: does NDB compute the root where DS's solver does "
+                                "not?",
+                            tuned="the paper's setting for both: 10 iterations, Frobenius scaling, ε = 0 (CN needs "
+                                  "40 products to NDB's 56)"),
+                    Control("Chebyshev, degree 57 (the same 56 matrix products), ε = 1e-3, pim scaling", e_cheb57,
                             why="the paper's other new solver at NDB's cost in matrix products: a sceptic asks "
                                 "whether any polynomial in A with 56 products is as accurate, or the Newton "
                                 "structure is what buys the digits",
@@ -288,10 +339,8 @@ def _solver_rows(v: Verdicts, seed: int, device) -> None:
                             relative_error(start, reference_root(A40, 4)),
                             why="the do-nothing method: the scaled identity NDB starts from",
                             tuned="none needed: no parameter", weak="fails by construction (0 iterations)")],
-           note="Newton–DB, run twice (A^(1/2), then its inverse square root), computes the inverse 4th root")
-    v.less("κ = 40, CN-fro (Distributed Shampoo's solver), 10 iterations: relative error",
-           _err(A40, method="cn", iters=10), 1e-5, kind="consistency", source="derived", basis=floor,
-           note="the baseline the held-out comparison uses is accurate on a benign spectrum too")
+           note="Newton–DB, run twice (A^(1/2), then its inverse square root), computes the inverse 4th root. CN, the "
+                "solver it replaces, does so too, in fewer products: the row shows NDB works, not that it beats CN")
     esc = th.escape_iterations(lam6[-1] / s6, 9 / 4)
     e_ndb10 = _err(A6, method="ndb", iters=10)
     e_pim20 = _err(A6, method="ndb", iters=20, scaling="pim")
@@ -332,6 +381,17 @@ def _solver_rows(v: Verdicts, seed: int, device) -> None:
            basis="model: with a = ε/s ≈ 5e-4 the coefficients fall like ρ^(−k), ρ ≈ 1.046: degree 60 gives "
                  "about two digits",
            control=Control("Chebyshev d = 60 with the paper's ε = 1e-10", e_cheb_bad))
+    A64 = spd_stack(4, 64, 1e6, seed=seed, dtype=torch.float64, device=device)
+    ref = reference_root(A64, 4, 1e-4)
+    v.less("EVD at ε/2 computes (A + εI)^(−1/4), the root NDB and CN compute at ε (κ = 1e6, ε = 1e-4, float64): "
+           "relative error", relative_error(evd_root(A64, 4, 0.5e-4), ref), 1e-9, kind="consistency",
+           source="derived",
+           basis="model: float64 eigh, eigenvalue error ≈ 1e-16·λ_max against ε = 1e-4: ≈ 1e-12 in the root; 1e-9 "
+                 "leaves a factor 1000",
+           control=Control("EVD at ε, as Distributed Shampoo configures it", relative_error(evd_root(A64, 4, 1e-4),
+                                                                                           ref)),
+           note="the damping convention behind the held-out rows: our EVD, like DS's, takes eigh(A + εI) and adds "
+                "ε − min(λ_min, 0) again, so at ε it computes (A + 2εI)^(−1/4)")
     stacked, looped = solve_stacked(A40, method="ndb", iters=10), solve_loop(A40, method="ndb", iters=10)
     v.less("stacked (one batched call) = per-block loop, NDB-fro 10 iterations: relative difference",
            float((stacked - looped).double().norm() / looped.double().norm()), 1e-5, kind="consistency",
@@ -340,28 +400,102 @@ def _solver_rows(v: Verdicts, seed: int, device) -> None:
            note="DASH's layout changes the time, not the result")
 
 
-def _seeded(seed: int, device=None, heldout: dict[str, list[HeldoutRun]] | None = None) -> Verdicts:
+def scaling_table(seed: int, device=None) -> dict[str, dict[int, dict[str, int]]]:
+    """The counts behind the scaling row for ``seed``: ``{spectrum: {B: {"fro": k, "pim": k}}}`` for the flat and
+    logspace spectra of :data:`SCALING` at each block size of its scan — Newton–DB iterations per call (fp32) to a
+    relative error ``SCALING["target"]`` (:func:`.experiment.scaling_iterations`, each search started at the scalar
+    map's count, :func:`scaling_prediction`). About 1.5 s on one core."""
+    seed = validate.integer("seed", seed, 0, 2**56)
+    device = resolve_device(device)
+    out: dict[str, dict[int, dict[str, int]]] = {}
+    with one_thread(device):
+        for spectrum in ("flat", "logspace"):
+            out[spectrum] = {}
+            for b in SCALING["scan"]:
+                k = scaling_iterations(b, SCALING["kappa"], spectrum, target=SCALING["target"], n=SCALING["n"],
+                                       seed=seed, start=scaling_prediction(b, SCALING["kappa"], spectrum),
+                                       device=device)
+                if min(k.values()) < 0:
+                    raise RuntimeError(f"NDB did not reach {SCALING['target']:g} in 60 iterations at B = {b} "
+                                       f"({spectrum})")
+                out[spectrum][b] = k
+    return out
+
+
+def _check_scaling(table) -> dict[str, dict[int, dict[str, int]]]:
+    ok = isinstance(table, dict) and all(
+        isinstance(table.get(sp_), dict) and all(
+            isinstance(table[sp_].get(b), dict) and all(isinstance(table[sp_][b].get(sc), int) and
+                                                        not isinstance(table[sp_][b].get(sc), bool)
+                                                        for sc in ("fro", "pim"))
+            for b in SCALING["scan"]) for sp_ in ("flat", "logspace"))
+    if not ok:
+        raise TypeError(f"Invalid scaling: {type(table).__name__} (must be the dict of scaling_table: "
+                        "{spectrum: {B: {'fro': k, 'pim': k}}})")
+    return table
+
+
+def _scaling_row(v: Verdicts, table: dict[str, dict[int, dict[str, int]]]) -> None:
+    """The README's scaling claim, where it can show: NDB iterations to 1e-3 with Frobenius against
+    multi-power-iteration scaling on a flat spectrum (‖A‖_F ≫ λ_max), the logspace spectrum as control."""
+    size, kappa = SCALING["size"], SCALING["kappa"]
+    scan = tuple(table["flat"][b]["fro"] - table["flat"][b]["pim"] for b in SCALING["scan"])
+    flat = table["flat"][size]["fro"] - table["flat"][size]["pim"]
+    log = table["logspace"][size]["fro"] - table["logspace"][size]["pim"]
+    lam_f, lam_l = np.linspace(1 / kappa, 1, size), np.logspace(0, -math.log10(kappa), size)
+    ratio_f, ratio_l = (float(np.linalg.norm(x)) for x in (lam_f, lam_l))
+    pf, pl = scaling_prediction(size, kappa, "flat"), scaling_prediction(size, kappa, "logspace")
+    esc_f, esc_l = (math.log(r / 2) / math.log(9 / 4) for r in (ratio_f, ratio_l))
+    v.greater(f"Frobenius scaling needs more NDB iterations where ‖A‖_F ≫ λ_max: extra iterations per call (fp32) "
+              f"to a relative error {SCALING['target']:g} of A^(−1/4) over multi-power-iteration scaling, flat "
+              f"spectrum linspace(1/κ, 1), κ = {kappa:g}, B = {size}", flat, SCALING["extra"], kind="reproduces",
+              source="paper", tests="scaling", scan=Scan("B (flat spectrum)", SCALING["scan"], scan),
+              control=Control(f"the logspace(0, −3) spectrum of the same κ and B = {size} "
+                              f"(‖A‖_F/λ_max = {ratio_l:.2f} against the flat spectrum's {ratio_f:.2f})", log,
+                              why="the sceptic's rival: Frobenius scaling costs the same iteration or so on any "
+                                  "spectrum — a fixed overhead, not the over-estimate of λ_max the README blames "
+                                  "(the logspace spectra of the pilot needed at most one more)",
+                              tuned="same B, κ, target, fp32, seed and iteration search; only the spacing of the "
+                                    "eigenvalues differs"),
+              basis=f"model: the scalar maps need {pf['fro']} (fro) and {pf['pim']} (pim) iterations on the flat "
+                    f"spectrum, {pl['fro']} and {pl['pim']} on the logspace one (escape: log(‖A‖_F/2λ_max)/log(9/4) "
+                    f"= {esc_f:.1f} and {esc_l:.1f} "
+                    "extra); the threshold 2 is the digest's pre-registered one, and pilot seeds 9001–9002 measured "
+                    "these counts with ≥ 1.5× margin to the target at the count below",
+              note="the claim's regime: ‖A‖_F/λ_max grows like √(B/3) on a flat spectrum, so the Frobenius scale "
+                   "over-estimates the top eigenvalue the Newton map needs, and the small eigenvalues start further "
+                   "from 1. Shampoo factors of low effective rank (logspace-like) hide the effect")
+
+
+def _seeded(seed: int, device=None, heldout: dict[float, dict[str, list[HeldoutRun]]] | None = None,
+            scaling: dict[str, dict[int, dict[str, int]]] | None = None) -> Verdicts:
     v = Verdicts(f"DASH: seeded rows (seed {seed})", display=False)
     _solver_rows(v, seed, device)
+    _scaling_row(v, scaling if scaling is not None else scaling_table(seed, device))
     v.extend(heldout_verdicts(heldout if heldout is not None else heldout_results(seed, device)))
     return v
 
 
-def seeded_verdicts(seed: int, device=None, heldout: dict[str, list[HeldoutRun]] | None = None) -> Verdicts:
-    """Every row of the chapter that depends on a random draw, for one ``seed`` (about 9 s on one CPU core),
+def seeded_verdicts(seed: int, device=None, heldout: dict[float, dict[str, list[HeldoutRun]]] | None = None,
+                    scaling: dict[str, dict[int, dict[str, int]]] | None = None) -> Verdicts:
+    """Every row of the chapter that depends on a random draw, for one ``seed`` (about 25 s on one CPU core),
     computed with one intra-op thread on the CPU (small matrices: a second thread only adds hand-off cost).
-    ``heldout`` passes the runs of :func:`heldout_results` already made for this seed."""
+    ``heldout`` and ``scaling`` pass the runs of :func:`heldout_results` and the counts of :func:`scaling_table`
+    already made for this seed."""
     seed = validate.integer("seed", seed, 0, 2**56)
     if heldout is not None:
         _check_heldout(heldout)
+    if scaling is not None:
+        _check_scaling(scaling)
     device = resolve_device(device)
     with one_thread(device):
-        return _seeded(seed, device, heldout)
+        return _seeded(seed, device, heldout, scaling)
 
 
-def chapter_verdicts(seed: int, device=None, heldout: dict[str, list[HeldoutRun]] | None = None) -> Verdicts:
+def chapter_verdicts(seed: int, device=None, heldout: dict[float, dict[str, list[HeldoutRun]]] | None = None,
+                     scaling: dict[str, dict[int, dict[str, int]]] | None = None) -> Verdicts:
     """The chapter's table: the deterministic rows and the seeded rows of ``seed``, with :data:`PAPER_CLAIMS`."""
     v = Verdicts("DASH at CPU scale", claims=PAPER_CLAIMS)
     v.extend(deterministic_verdicts())
-    v.extend(seeded_verdicts(seed, device, heldout))
+    v.extend(seeded_verdicts(seed, device, heldout, scaling))
     return v
