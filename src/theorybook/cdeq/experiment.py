@@ -1,6 +1,7 @@
 """The chapter-scale runs, seeded: one teacher (the digits teacher or the hard teacher), its consistency student, the
-controls (explicit distillation, a logistic regression on the pixels and, optionally, the student-as-regressor), and
-every method's test accuracy and distance to ``z*`` at every NFE from 1."""
+controls (explicit distillation, a logistic regression on the pixels, the linear readout and the quasi-Newton step of
+one layer call and, optionally, the student-as-regressor), and every method's test accuracy and distance to ``z*`` at
+every NFE from 1."""
 
 from __future__ import annotations
 
@@ -25,6 +26,8 @@ from .training import (
     explicit_distillation,
     linear_readout,
     logistic_regression,
+    qn_step,
+    quasi_newton,
     readout_features,
     regressor_student,
     train_student,
@@ -57,9 +60,10 @@ CURVES = ("picard", "anderson", "broyden", "cdeq-refine", "cdeq-rejump")
 class Run(NamedTuple):
     """Everything one run measures: the data (labels: the true digits, or the hard teacher's own predictions), the
     models, the curves per method (every NFE from 1; ``curves["readout"]``: the linear readout of the first layer
-    call, refined by Picard steps), the student from intermediate states (``states``; and the student-as-regressor's,
-    ``regressor_states``, when it was trained), the 0-NFE controls' scores and, when trained, the student with the
-    paper's augmentation (``augmented``) and its re-jump curve (``augmented_rejump``)."""
+    call, ``curves["quasi-newton"]``: the quasi-Newton step from ``z₀``, both refined by Picard steps), the student
+    from intermediate states (``states``; and the student-as-regressor's, ``regressor_states``, when it was trained),
+    the 0-NFE controls' scores and, when trained, the student with the paper's augmentation (``augmented``) and its
+    re-jump curve (``augmented_rejump``)."""
 
     split: Split
     teacher: LinearDEQ
@@ -117,9 +121,11 @@ def run_experiment(seed: int = 0, *, teacher: str = "digits", steps: int = STEPS
         aug = train_student(t, split, start_share=start_share, augment=AUGMENT, **kw)[0] if augment else None
         x, y = split.x_test, split.y_test
         curves = evaluate(t, student, x, y, nfe_max=nfe_max, solver_max=solver_max)
-        L = linear_readout(t, split)
+        L, M = linear_readout(t, split), quasi_newton(t, split)
         with torch.no_grad():
             curves["readout"] = refine_curve(t, readout_features(t, x) @ L, x, y, nfe_max)
+            curves["quasi-newton"] = refine_curve(t, qn_step(t, M, torch.zeros_like(t.injection(x)), x), x, y,
+                                                  nfe_max)
             if reg is not None:
                 curves["regressor-refine"] = refine_curve(t, cdeq_infer(reg, x, 1), x, y, nfe_max)
         aug_rejump = rejump_curve(aug, x, y) if aug is not None else None

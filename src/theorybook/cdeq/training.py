@@ -1,6 +1,8 @@
-"""Training: the teacher (exact implicit differentiation), the consistency student, and the three controls —
-explicit distillation (an MLP regressing ``z*`` on ``x``, 0 NFE), the student-as-regressor (the student's network
-trained only at the trajectory's start, ``z₀ → z*``, no consistency term) and a logistic regression on the pixels."""
+"""Training: the teacher (exact implicit differentiation), the consistency student, and the controls — explicit
+distillation (an MLP regressing ``z*`` on ``x``, 0 NFE), the student-as-regressor (the student's network trained only
+at the trajectory's start, ``z₀ → z*``, no consistency term), a logistic regression on the pixels, and two
+training-free 1-call maps: the least-squares linear readout of ``[f(0, x), x, 1]`` and the quasi-Newton step with the
+layer's Jacobian at the mean training gate."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ import torch
 from torch import nn
 
 from ..device import one_thread
-from ..validate import integer, memory_guard, number
+from ..validate import finite_tensor, integer, memory_guard, number
 from .model import (
     _MAX_STEPS,
     KS,
@@ -24,8 +26,8 @@ from .model import (
     trajectory_times,
 )
 
-__all__ = ["explicit_distillation", "linear_readout", "logistic_regression", "regressor_student", "train_student",
-           "train_teacher"]
+__all__ = ["explicit_distillation", "linear_readout", "logistic_regression", "qn_step", "quasi_newton",
+           "regressor_student", "train_student", "train_teacher"]
 
 
 def train_teacher(split: Split, *, steps: int = 200, lr: float = 3e-3, seed: int = 0, hidden: int = 64,
@@ -206,3 +208,32 @@ def linear_readout(teacher: LinearDEQ, split: Split, *, ridge: float = 1e-8) -> 
         H = F.T @ F
         H = H + ridge * H.diagonal().mean() * torch.eye(H.shape[0], dtype=H.dtype, device=H.device)
         return torch.linalg.solve(H, F.T @ Z)
+
+
+def quasi_newton(teacher: LinearDEQ, split: Split) -> torch.Tensor:
+    """The sceptic's training-free 1-call control: the inverse ``M = (I − diag(s̄)W̄)⁻¹`` of ``I − J`` for the layer's
+    Jacobian ``J = ∂f/∂z = diag(s(x))W̄`` taken at the mean gate ``s̄`` over the training inputs (``s̄ = 1``, so
+    ``J = W̄`` exactly, for an ungated teacher). One fixed matrix for every input, computed once from the layer's
+    weights, no training loop; :func:`qn_step` applies it. Returns ``M`` (H × H, float64)."""
+    teacher = _teacher(teacher)
+    split = _check_split(split)
+    with torch.no_grad():
+        H = teacher.hidden
+        s = teacher.gate(teacher._x(split.x_train))
+        s_bar = torch.ones(H, dtype=teacher.W.dtype, device=teacher.W.device) if s is None else s.mean(0)
+        eye = torch.eye(H, dtype=teacher.W.dtype, device=teacher.W.device)
+        return torch.linalg.inv(eye - s_bar[:, None] * teacher.W_bar())
+
+
+def qn_step(teacher: LinearDEQ, M: torch.Tensor, z: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    """One quasi-Newton (chord) step from the state ``z`` with one call of the layer (1 NFE):
+    ``ẑ = z + M (f(z, x) − z)``, ``M`` from :func:`quasi_newton`. Exact for an ungated teacher (``f`` is affine
+    with Jacobian ``W̄``); for the gated teacher it misses by the gate's spread around ``s̄``."""
+    teacher = _teacher(teacher)
+    x = teacher._x(x)
+    z = teacher._z(z, x)
+    M = finite_tensor("M", M, ndim=2)
+    if M.shape != (teacher.hidden, teacher.hidden):
+        raise ValueError(f"Invalid M: shape {tuple(M.shape)} (must be ({teacher.hidden}, {teacher.hidden}))")
+    with torch.no_grad():
+        return z + (teacher.step_fn(x)(z) - z) @ M.to(z.device, z.dtype).T

@@ -4,8 +4,10 @@
 * :func:`deterministic_verdicts` — sympy identities, the two time grids, ``picard_nfe_to`` and ``anderson2``.
 * :func:`seeded_verdicts` — solver invariants on a random teacher drawn with ``seed`` (re-run on 20 unseen seeds by
   ``tests/test_seed_robustness.py``): our Picard, Anderson and Broyden against torchdeq and against each other.
-* :func:`headline` — the rows on the chapter's trained runs: the digits teacher (a regressor of ``z*`` on ``x`` is as
-  good as the student there) and the hard teacher (where it is not), each claim against its control.
+* :func:`headline` — the rows on the chapter's trained runs: the digits teacher (A3) and the gated hard teacher (A1,
+  A2, A4, S1), each claim against the alternatives a sceptic would pick — the truncated solvers, the 1-call maps
+  without consistency training (linear readout, quasi-Newton step, the student-as-regressor) and the 0-NFE
+  predictors. Where one of them passes the claim's test too, the row is "holds, not specific" and names it.
 * :func:`chapter_table` — the chapter's one table (carries ``PAPER_CLAIMS``).
 """
 
@@ -16,21 +18,22 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..check import Control, PaperClaim, Planted, Verdicts
+from ..check import Control, PaperClaim, Verdicts
 from ..device import one_thread, to_numpy
 from ..validate import integer
 from .evaluation import Curve
 from .experiment import GAIN, GATE_SCALE, LR_GRID, S_MIN, Run
 from .model import LinearDEQ, digits_split, hard_teacher
 from .solvers import anderson2, picard_nfe_to, solve, torchdeq_solve
-from .training import linear_readout, readout_features
+from .training import linear_readout, qn_step, quasi_newton, readout_features
 
-__all__ = ["A3_DROP", "A3_NFE", "A4_NFE", "FEW_STEPS", "PAPER_CLAIMS", "PILOT", "S1_TARGET", "STATE_GAIN", "STATE_TOL",
-           "chapter_table", "deterministic_verdicts", "few_step_ratio", "headline", "seeded_verdicts", "statistics"]
+__all__ = ["A1_FACTOR", "A3_DROP", "A3_NFE", "A4_NFE", "FEW_STEPS", "PAPER_CLAIMS", "PILOT", "S1_TARGET",
+           "STATE_GAIN", "STATE_TOL", "chapter_table", "deterministic_verdicts", "few_step_ratio", "headline",
+           "seeded_verdicts", "statistics"]
 
 PAPER_CLAIMS: tuple[PaperClaim, ...] = (
     PaperClaim("A1", "Consistent 2–20× accuracy improvements over implicit DEQs under the same few-step inference "
-                     "budget, across domains."),
+                     "budget, across domains.", headline=True),
     PaperClaim("A2", "The student maps any intermediate state of the solver's trajectory directly to the fixed "
                      "point."),
     PaperClaim("A3", "Few-step inference keeps the teacher's performance."),
@@ -40,8 +43,8 @@ PAPER_CLAIMS: tuple[PaperClaim, ...] = (
 
 #: The few-step budget of A1: NFE 1–8 (the secondary summaries' "1–8 function evaluations").
 FEW_STEPS = 8
-#: A1's differs row: C-DEQ's margin over the best alternative is at most √2 (log-midway between 1 and the paper's 2).
-A1_BOUND = 2.0**0.5
+#: A1: the paper's low end — C-DEQ's test error at least 2× below the best truncated solver's at every NFE 1–8.
+A1_FACTOR = 2.0
 #: A2's bounds: the student's distance to z* from any trajectory state, and the ratio (from the last state ÷ from
 #: z₀) that says it uses the state (pilot seeds 9001–9003, ``bench/results/cdeq_pilot.json``).
 STATE_TOL, STATE_GAIN = 0.25, 0.75
@@ -54,19 +57,30 @@ S1_TARGET = 0.1
 A4_NFE = 4
 #: The pilot's statistics (seeds 9001–9003; copied from ``bench/results/cdeq_pilot.json``, a test checks they match).
 PILOT: dict[str, tuple[float, ...]] = {
-    "a1_margin": (0.5833333333333343, 0.6000000000000018, 0.9565217391304335),
-    "a1_vs_solvers": (3.3333333333333406, 2.437499999999997, 5.0),
-    "a2_max": (0.09255774057414282, 0.10090109094320023, 0.07857991787034209),
-    "a2_ratio": (0.46902260052166567, 0.4349487680142418, 0.40988690782902026),
-    "a3_cdeq": (-0.0025188916876573986, -0.0025188916876573986, -0.005037783375314797),
+    "a1_margin": (0.5833333333333343, 0.6428571428571442, 0.9565217391304335),
+    "a1_vs_solvers": (3.3333333333333406, 2.2631578947368385, 5.0),
+    "a1_readout": (3.6363636363636407, 2.0526315789473655, 4.08333333333334),
+    "a1_qn": (2.6666666666666705, 1.8571428571428568, 3.1818181818181834),
+    "a1_regressor": (5.636363636363641, 3.3076923076923035, 3.888888888888881),
+    "a2_max": (0.09224157173573405, 0.1024970021942112, 0.07853126870960517),
+    "a2_ratio": (0.47764651275230163, 0.4364927704543823, 0.4031581465518792),
+    "a2_qn_max": (0.1283215345288206, 0.12805881144736214, 0.09602360478427314),
+    "a2_qn_ratio": (0.0006911890255881626, 0.0017177815147906967, 0.0001174968023244046),
+    "a3_cdeq": (-0.0025188916876573986, -0.007556675062972196, -0.005037783375314797),
     "a3_solver": (-0.1335012594458438, -0.055415617128463435, -0.09068010075566746),
-    "a4_aug": (0.8269218532661654, 0.8413532584256285, 0.7687195881896992),
-    "a4_plain": (1.261415630201724, 1.2829188183711224, 1.1517995494369355),
-    "s1_cdeq": (1, 1, 1),
+    "a3_explicit": (0.0, -0.007556675062972196, -0.007556675062972196),
+    "a4_aug": (0.8267543517442519, 0.8734040810994337, 0.7698631688552283),
+    "a4_plain": (1.27515278435056, 1.2941819137457573, 1.1363388344265788),
+    "s1_cdeq": (1, 2, 1),
     "s1_solver": (10, 11, 9),
-    "readout": (0.09756176302223377, 0.10788711912326217, 0.0737184364067017),
+    "s1_readout": (1, 2, 1),
+    "readout": (0.09756177138582675, 0.10786021538435331, 0.07371839548634197),
 }
-ALTERNATIVES = ("picard", "anderson", "broyden", "readout", "regressor-refine")
+#: The few-step alternatives of A1's note (the best of them at each NFE is C-DEQ's margin): the truncated solvers,
+#: the 1-call maps refined by Picard steps, and the 0-NFE predictors.
+ALTERNATIVES = ("picard", "anderson", "broyden", "readout", "quasi-newton", "regressor-refine")
+#: A ratio of errors whose denominator is 0 (a perfect predictor) is shown as this (≥ any threshold), not ``inf``.
+RATIO_CAP = 1e12
 
 
 def few_step_ratio(run: Run, errors: Any = None, n_max: int = FEW_STEPS) -> float:
@@ -98,47 +112,51 @@ def _least(curve: Curve, target: float) -> int:
 
 def statistics(digits: Run, hard: Run) -> dict[str, Any]:
     """Every number the headline rows test, and their controls' (the pilot ``bench/cdeq_pilot.py`` reports the same
-    dictionary on pilot seeds)."""
+    dictionary on pilot seeds). Errors are fractions of the test images (disagreements with the teacher on the hard
+    teacher); every ratio of errors is a ratio of fractions, so of counts."""
     _check_runs(digits, hard)
     n, c = FEW_STEPS, hard.curves
-    n_test = hard.config["n_test"]
-    def count(e: Any) -> np.ndarray:  # disagreements out of n_test: integers, so ratios are exact
-        return np.rint(np.asarray(e, dtype=np.float64) * n_test)
-
-    err = {m: count(1.0 - c[m].accuracy[:n]) for m in ALTERNATIVES}
-    err["explicit"] = count(np.full(n, 1.0 - hard.explicit_accuracy))
-    err["logistic"] = count(np.full(n, 1.0 - hard.logistic_accuracy))
+    err = {m: 1.0 - c[m].accuracy[:n] for m in ALTERNATIVES}
+    err["explicit"] = np.full(n, 1.0 - hard.explicit_accuracy)
+    err["logistic"] = np.full(n, 1.0 - hard.logistic_accuracy)
     best_alt = np.min(list(err.values()), axis=0)
     which = [list(err)[i] for i in np.argmin(list(err.values()), axis=0)]
-    cd = count(1.0 - c["cdeq-refine"].accuracy[:n])
-    planted = np.floor(best_alt / 2)  # half of the best alternative's disagreements corrected
+    cd = 1.0 - c["cdeq-refine"].accuracy[:n]
+    def ratio(e: Any = None) -> float:  # A1's statistic for C-DEQ (None) or a control's errors
+        return min(few_step_ratio(hard, e), RATIO_CAP)
+
     out: dict[str, Any] = {
-        "a1_margin": _min_ratio(best_alt, cd), "a1_planted": _min_ratio(best_alt, planted),
-        "a1_vs_solvers": few_step_ratio(hard), "a1_best_alt": which,
-        "a1_readout_vs_solvers": few_step_ratio(hard, err["readout"]),
-        "a1_explicit_vs_solvers": few_step_ratio(hard, err["explicit"]),
-        "a1_regressor_vs_solvers": few_step_ratio(hard, err["regressor-refine"]),
-        "readout_rel1": float(c["readout"].rel_error[0]), "cdeq_rel1": float(c["cdeq-refine"].rel_error[0]),
-        "explicit_rel": hard.explicit_rel_error,
+        "a1_vs_solvers": ratio(), "a1_margin": min(_min_ratio(best_alt, cd), RATIO_CAP), "a1_best_alt": which,
+        **{f"a1_{k}_vs_solvers": ratio(err[m]) for k, m in (("readout", "readout"), ("qn", "quasi-newton"),
+                                                             ("regressor", "regressor-refine"),
+                                                             ("explicit", "explicit"), ("logistic", "logistic"))},
+        "readout_rel1": float(c["readout"].rel_error[0]), "qn_rel1": float(c["quasi-newton"].rel_error[0]),
+        "cdeq_rel1": float(c["cdeq-refine"].rel_error[0]), "explicit_rel": hard.explicit_rel_error,
     }
     st, rs = hard.states, hard.regressor_states
+    M = quasi_newton(hard.teacher, hard.split)
     with torch.no_grad():
         x = hard.split.x_test
         zs = hard.teacher.fixed_point(x)
         zk = hard.teacher.picard_states(x, [int(k) - 1 for k in st.nfe])
-        d_state = to_numpy(((zk - zs).norm(dim=-1) / zs.norm(dim=-1)).mean(-1))
+        zn = zs.norm(dim=-1)
+        d_state = to_numpy(((zk - zs).norm(dim=-1) / zn).mean(-1))
         f = hard.teacher.step_fn(x)
-        d_call = to_numpy(torch.stack([((f(z) - zs).norm(dim=-1) / zs.norm(dim=-1)).mean() for z in zk]))
+        d_call = to_numpy(torch.stack([((f(z) - zs).norm(dim=-1) / zn).mean() for z in zk]))
+        d_qn = to_numpy(torch.stack([((qn_step(hard.teacher, M, z, x) - zs).norm(dim=-1) / zn).mean() for z in zk]))
     e_jump = np.full(len(st.nfe), float(st.rel_error[0]))  # ignores the state: the jump from x at every state
     for key, e in (("cdeq", np.asarray(st.rel_error)), ("ignore", e_jump), ("nojump", d_state),
-                   ("regressor", np.asarray(rs.rel_error)), ("call", d_call)):
+                   ("regressor", np.asarray(rs.rel_error)), ("call", d_call), ("qn", d_qn)):
         out[f"a2_{key}"] = (float(e.max()), float(e[-1] / e[0]))
+    out["a2_late"] = {"cdeq": float(st.rel_error[-1]), "qn": float(d_qn[-1]), "k": int(st.nfe[-1]) - 1}
     cd4 = digits.curves
     exact = digits.exact_accuracy
     out["a3_cdeq"] = float(cd4["cdeq-refine"].accuracy[:A3_NFE].max() - exact)
     out["a3_solver"] = float(max(cd4[m].accuracy[:A3_NFE].max() for m in ("picard", "anderson", "broyden")) - exact)
     out["a3_explicit"] = float(digits.explicit_accuracy - exact)
+    out["a3_logistic"] = float(digits.logistic_accuracy - exact)
     out["a3_readout"] = float(cd4["readout"].accuracy[:A3_NFE].max() - exact)
+    out["a3_qn"] = float(cd4["quasi-newton"].accuracy[:A3_NFE].max() - exact)
     rj, rj0 = hard.augmented_rejump, c["cdeq-rejump"]
     out["a4_aug"] = float(rj.rel_error[A4_NFE - 1] / rj.rel_error[0])
     out["a4_plain"] = float(rj0.rel_error[A4_NFE - 1] / rj0.rel_error[0])
@@ -147,10 +165,15 @@ def statistics(digits: Run, hard: Run) -> dict[str, Any]:
     out["s1_solver"] = min(_least(c[m], S1_TARGET) for m in ("picard", "anderson", "broyden"))
     out["s1_solvers"] = tuple(_least(c[m], S1_TARGET) for m in ("picard", "anderson", "broyden"))
     out["s1_readout"] = _least(c["readout"], S1_TARGET)
+    out["s1_qn"] = _least(c["quasi-newton"], S1_TARGET)
+    out["s1_regressor"] = _least(c["regressor-refine"], S1_TARGET)
     return out
 
 
-_PILOT_KEYS = {"a2_max": ("a2_cdeq", 0), "a2_ratio": ("a2_cdeq", 1), "readout": ("readout_rel1", None)}
+_PILOT_KEYS = {"a2_max": ("a2_cdeq", 0), "a2_ratio": ("a2_cdeq", 1), "a2_qn_max": ("a2_qn", 0),
+               "a2_qn_ratio": ("a2_qn", 1), "readout": ("readout_rel1", None),
+               "a1_readout": ("a1_readout_vs_solvers", None), "a1_qn": ("a1_qn_vs_solvers", None),
+               "a1_regressor": ("a1_regressor_vs_solvers", None)}
 
 
 def _pilot_values(stats: dict[str, dict[str, Any]], key: str) -> list[float]:
@@ -271,28 +294,48 @@ def headline(digits: Run, hard: Run) -> Verdicts:
     v = Verdicts("C-DEQ — the few-step claims", display=False)
     n_test = hard.config["n_test"]
     tuned_same = (f"the student's budget ({hard.config['steps']} steps, width {hard.config['width']}, batch "
-                  f"{hard.config['batch']}, cosine schedule); step size from the same grid {LR_GRID} on the pilot "
-                  "seeds' validation split")
-    # -- A1: the 2× against the strongest alternative at each budget -------------------------------------------------
-    v.less(f"hard teacher: min over NFE 1–{FEW_STEPS} of (best alternative's test error at that NFE) ÷ C-DEQ's — "
-           "alternatives: Picard, Anderson, Broyden, the linear readout of one layer call, the student-as-regressor "
-           "(both refined by Picard steps), explicit distillation, logistic regression",
-           st["a1_margin"], A1_BOUND, kind="differs", source="paper", tests="A1", paper=2.0,
-           paper_shown="≥ 2 (2–20× at the same few-step budget)",
-           planted=Planted("the best alternative's disagreements halved (a C-DEQ with the paper's 2× over it)",
-                           st["a1_planted"], effect="at every NFE 1–8, half of the best alternative's disagreements "
-                           "with the teacher corrected: the paper's low end, 2×, planted in the same error counts"),
-           basis="paper: the claim's low end is 2×; the row asserts a margin ≤ √2 ≈ 1.41, halfway (in log) between "
-                 "no advantage (1) and 2×, so the paper's 2× and a planted 2× both fail it; the budget 1–8 NFE is the "
-                 f"[secondary] summaries'; pilot seeds 9001–9003: margin {_rng(P['a1_margin'])}, C-DEQ vs the "
-                 f"solvers alone {_rng(P['a1_vs_solvers'])}",
-           note=f"C-DEQ's min ratio against the truncated solvers alone is {st['a1_vs_solvers']:.2f} (the paper's "
-                f"2× holds there), but the linear readout of the first layer call — a least-squares map, no "
-                f"training loop — reaches {st['a1_readout_vs_solvers']:.2f} against the same solvers (the "
-                f"student-as-regressor {st['a1_regressor_vs_solvers']:.2f}, tuned explicit distillation "
-                f"{st['a1_explicit_vs_solvers']:.2f}); distance to z* at 1 NFE: C-DEQ {st['cdeq_rel1']:.3f}, readout "
-                f"{st['readout_rel1']:.3f}, explicit {st['explicit_rel']:.3f}; best alternative per NFE: "
-                f"{', '.join(st['a1_best_alt'])}; errors are disagreements on {n_test} test images")
+                  f"{hard.config['batch']}, cosine schedule) and its step size {hard.config['lr']:g}, tuned for the "
+                  f"student on the grid {LR_GRID} on the pilot seeds' validation split")
+    tuned_explicit = (f"step size and nonlinearity on the grid {LR_GRID} × {{SiLU, tanh}} on the pilot seeds' "
+                      f"validation split (got {hard.config['explicit_lr']:g}, {hard.config['explicit_act']}); the "
+                      "student's steps, width, batch and schedule")
+    tuned_readout = "none needed: closed-form least squares on the student's training inputs (ridge 1e-8·mean diag)"
+    tuned_qn = ("none needed: no parameter — M = (I − diag(s̄)W̄)⁻¹ from the layer's weights and the mean gate s̄ over "
+                "the training inputs, computed once")
+    why_qn = ("the training-free step a numerical analyst would take: one layer call and a fixed quasi-Newton "
+              "(chord) matrix — a better solver, not a student")
+    tuned_logistic = "none needed: convex; full-batch Adam to convergence (300 steps, zero start) on the same labels"
+    # -- A1: the 2× over the implicit DEQ's truncated solvers -------------------------------------------------------
+    v.greater(f"hard teacher: min over NFE 1–{FEW_STEPS} of (best truncated solver's test error at that NFE — "
+              "Picard, Anderson, Broyden) ÷ C-DEQ's (one jump, then Picard steps)",
+              st["a1_vs_solvers"], A1_FACTOR, kind="not_specific", source="paper", tests="A1",
+              control=[Control("linear readout of one layer call (least squares on [f(0, x), x, 1]) + Picard steps",
+                               st["a1_readout_vs_solvers"],
+                               why="the simplest 1-NFE map without consistency training: is the 2× the student's "
+                                   "or the layer call's?", tuned=tuned_readout),
+                       Control("quasi-Newton step from z₀, z₀ + M(f(z₀) − z₀), M = (I − diag(s̄)W̄)⁻¹ + Picard steps",
+                               st["a1_qn_vs_solvers"], why=why_qn, tuned=tuned_qn),
+                       Control("student-as-regressor (the student's network trained only at z₀) + Picard steps",
+                               st["a1_regressor_vs_solvers"],
+                               why="the ablation of consistency training: same network, data and budget, never an "
+                                   "intermediate state, no local-consistency term", tuned=tuned_same),
+                       Control("explicit distillation (MLP of the student's size regressing z* on x; 0 NFE)",
+                               st["a1_explicit_vs_solvers"],
+                               why="distillation without the DEQ: the honesty baseline of the paper digest (§6)",
+                               tuned=tuned_explicit),
+                       Control("logistic regression on the pixels (0 NFE)", st["a1_logistic_vs_solvers"],
+                               why="the simplest predictor of the teacher's labels", tuned=tuned_logistic)],
+              basis=f"paper: the claim's low end, {A1_FACTOR:g}× (2–20×), at every budget of the [secondary] "
+                    f"summaries' 1–{FEW_STEPS} NFE; pilot seeds 9001–9003: C-DEQ {_rng(P['a1_vs_solvers'])}, "
+                    f"linear readout {_rng(P['a1_readout'])}, quasi-Newton step {_rng(P['a1_qn'])}, "
+                    f"student-as-regressor {_rng(P['a1_regressor'])}",
+              note=f"the paper's 2× over the implicit DEQ holds, but any good 1-call map passes the same test: the "
+                   f"least-squares readout, the quasi-Newton step and the student's network trained only at z₀; "
+                   f"against the best alternative at each NFE ({', '.join(sorted(set(st['a1_best_alt'])))}) C-DEQ's "
+                   f"margin is {st['a1_margin']:.2f}× (pilot {_rng(P['a1_margin'])}); distance to z* at 1 NFE: "
+                   f"C-DEQ {st['cdeq_rel1']:.3f}, readout {st['readout_rel1']:.3f}, quasi-Newton "
+                   f"{st['qn_rel1']:.3f}, explicit {st['explicit_rel']:.3f}; errors are disagreements with the "
+                   f"teacher on {n_test} test images")
     # -- A2: from any state, using the state ------------------------------------------------------------------------
     a2 = st["a2_cdeq"]
 
@@ -302,11 +345,15 @@ def headline(digits: Run, hard: Run) -> Verdicts:
     def a2_shown(e: tuple[float, float]) -> str:
         return f"max {e[0]:.3f}, last/first {e[1]:.3f}"
 
-    v.true(f"hard teacher: from every trajectory state z_k (k ∈ KS, k < 128) the jump lands within {STATE_TOL} of z* "
-           f"(max mean ‖F(z_k, t_k) − z*‖/‖z*‖) and uses the state (landing distance from the last state ÷ from z₀ "
-           f"≤ {STATE_GAIN})", a2_test(a2), kind="reproduces", source="paper", tests="A2",
+    late = st["a2_late"]
+    v.true(f"hard teacher: from every trajectory state z_k (k ∈ KS, k < 128) one call lands within {STATE_TOL} of "
+           f"z* (max mean ‖ẑ − z*‖/‖z*‖) and uses the state (landing distance from the last state ÷ from z₀ "
+           f"≤ {STATE_GAIN})", a2_test(a2), kind="not_specific", source="paper", tests="A2",
            measured=a2_shown(a2), predicted=f"max ≤ {STATE_TOL}, ratio ≤ {STATE_GAIN}",
-           control=[Control("student-as-regressor (same network, trained only at z₀)", a2_test(st["a2_regressor"]),
+           control=[Control("quasi-Newton step from the state, z_k + M(f(z_k) − z_k), M = (I − diag(s̄)W̄)⁻¹ "
+                            "(no student)", a2_test(st["a2_qn"]), shown=a2_shown(st["a2_qn"]), why=why_qn,
+                            tuned=tuned_qn),
+                    Control("student-as-regressor (same network, trained only at z₀)", a2_test(st["a2_regressor"]),
                             shown=a2_shown(st["a2_regressor"]),
                             why="the ablation: does the jump from later states come from consistency training?",
                             tuned=tuned_same),
@@ -321,21 +368,37 @@ def headline(digits: Run, hard: Run) -> Verdicts:
                     Control("no jump (z_k itself)", a2_test(st["a2_nojump"]), shown=a2_shown(st["a2_nojump"]),
                             why="doing nothing", tuned="none needed: no parameter",
                             weak="z₀ = 0 is at distance 1 by construction")],
-           basis=f"pilot: seeds 9001–9003 gave max {_rng(P['a2_max'])} and ratio {_rng(P['a2_ratio'])} for C-DEQ; "
-                 f"bounds {STATE_TOL} and {STATE_GAIN}",
-           note="the jump from the state at k = 96 against the one from z₀; a state-ignoring map scores ratio 1")
+           basis=f"pilot: seeds 9001–9003 gave max {_rng(P['a2_max'])} and ratio {_rng(P['a2_ratio'])} for C-DEQ "
+                 f"(the quasi-Newton step: max {_rng(P['a2_qn_max'])}, ratio {_rng(P['a2_qn_ratio'])}); bounds "
+                 f"{STATE_TOL} and {STATE_GAIN}, fixed before the quasi-Newton control was added",
+           note=f"the jump from the state at k = {late['k']} against the one from z₀; a training-free quasi-Newton "
+                f"step does the same with one layer call, and from late states lands closer than the student "
+                f"({late['qn']:.4f} vs {late['cdeq']:.4f} at k = {late['k']}): on this affine-in-z layer the state's "
+                "residual f(z_k) − z_k carries what the jump needs")
     # -- A3: keeps the teacher's performance within A3_NFE calls -----------------------------------------------------
     v.greater(f"digits teacher: best test accuracy within {A3_NFE} calls of f minus the exact equilibrium's "
-              f"({digits.exact_accuracy:.3f})", st["a3_cdeq"], -A3_DROP, kind="reproduces", source="paper",
+              f"({digits.exact_accuracy:.3f})", st["a3_cdeq"], -A3_DROP, kind="not_specific", source="paper",
               tests="A3",
-              control=Control(f"the best truncated solver (Picard, Anderson, Broyden) within {A3_NFE} calls",
-                              st["a3_solver"], why="the implicit DEQ at the same few-step budget — what the paper's "
-                              "claim is about", tuned="Anderson memory 6 and Broyden as in torchdeq; the best of "
-                              f"the three at each NFE ≤ {A3_NFE}"),
-              basis=f"pilot: seeds 9001–9003 gave drops {_rng(P['a3_cdeq'])} for C-DEQ and {_rng(P['a3_solver'])} "
-                    f"for the best solver; 'keeps' = within {A3_DROP:.0%} is our threshold (the paper states none)",
-              note=f"on this teacher a model that never calls f keeps it too: tuned explicit distillation "
-                   f"{st['a3_explicit']:+.3f}, the linear readout {st['a3_readout']:+.3f} (A1's row)")
+              control=[Control(f"the best truncated solver (Picard, Anderson, Broyden) within {A3_NFE} calls",
+                               st["a3_solver"], why="the implicit DEQ at the same few-step budget — what the paper's "
+                               "claim is about", tuned="Anderson memory 6 and Broyden as in torchdeq; the best of "
+                               f"the three at each NFE ≤ {A3_NFE}"),
+                       Control("explicit distillation (MLP regressing z* on x; 0 NFE)", st["a3_explicit"],
+                               why="distillation without the DEQ: does keeping the accuracy need the trajectory?",
+                               tuned=tuned_explicit),
+                       Control(f"linear readout of one layer call + Picard steps, within {A3_NFE} calls",
+                               st["a3_readout"], why="the simplest 1-NFE map without consistency training",
+                               tuned=tuned_readout),
+                       Control(f"quasi-Newton step from z₀ + Picard steps, within {A3_NFE} calls", st["a3_qn"],
+                               why=why_qn + "; exact on this ungated layer (its Jacobian is W̄ for every input)",
+                               tuned=tuned_qn),
+                       Control("logistic regression on the pixels (0 NFE)", st["a3_logistic"],
+                               why="the simplest predictor of the digits", tuned=tuned_logistic)],
+              basis=f"pilot: seeds 9001–9003 gave drops {_rng(P['a3_cdeq'])} for C-DEQ, {_rng(P['a3_solver'])} "
+                    f"for the best solver and {_rng(P['a3_explicit'])} for explicit distillation; 'keeps' = within "
+                    f"{A3_DROP:.0%} is our threshold (the paper states none)",
+              note="on this teacher any learned or one-call predictor keeps the teacher's accuracy; the claim is "
+                   "told only from the truncated solvers")
     # -- A4: multi-step trades compute for accuracy (trained with the paper's augmentation) -------------------------
     e1, e4 = st["a4_aug_rel"]
     v.less(f"hard teacher, student trained with the paper's augmentation (each coordinate of a state replaced by "
@@ -346,19 +409,27 @@ def headline(digits: Run, hard: Run) -> Verdicts:
                            tuned=tuned_same),
            basis=f"paper: the claim itself (less error for more compute); pilot seeds 9001–9003 gave "
                  f"{_rng(P['a4_aug'])} with and {_rng(P['a4_plain'])} without the augmentation",
-           note=f"distance {e1:.3f} at NFE 1 → {e4:.3f} at NFE {A4_NFE}; refining the jump with Picard steps "
-                f"improves for any start (the layer contracts), so re-jump is the mode that tests the student")
+           note=f"distance {e1:.3f} at NFE 1 → {e4:.3f} at NFE {A4_NFE}: a thin gain ({1 - st['a4_aug']:.0%} less "
+                f"error for {A4_NFE}× the calls); refining the jump with Picard steps improves for any start (the "
+                "layer contracts), so re-jump is the mode that tests the student")
     # -- S1: 1–8 evaluations instead of tens -----------------------------------------------------------------------
     v.less(f"hard teacher: least NFE (counted at every NFE) for C-DEQ to reach mean ‖ẑ − z*‖/‖z*‖ ≤ {S1_TARGET}",
-           st["s1_cdeq"], FEW_STEPS, kind="reproduces", source="secondary", tests="S1",
-           control=Control("the best truncated solver (least over Picard / Anderson / Broyden)", st["s1_solver"],
-                           shown=f"{st['s1_solver']} (Picard / Anderson / Broyden: "
-                                 + " / ".join(str(k) for k in st["s1_solvers"]) + ")",
-                           why="the 'tens' of the claim: the DEQ's own solvers at their best",
-                           tuned="Anderson memory 6 and Broyden as in torchdeq; every NFE counted"),
+           st["s1_cdeq"], FEW_STEPS, kind="not_specific", source="secondary", tests="S1",
+           control=[Control("the best truncated solver (least over Picard / Anderson / Broyden)", st["s1_solver"],
+                            shown=f"{st['s1_solver']} (Picard / Anderson / Broyden: "
+                                  + " / ".join(str(k) for k in st["s1_solvers"]) + ")",
+                            why="the 'tens' of the claim: the DEQ's own solvers at their best",
+                            tuned="Anderson memory 6 and Broyden as in torchdeq; every NFE counted"),
+                    Control("linear readout of one layer call + Picard steps", st["s1_readout"],
+                            why="the simplest 1-NFE map without consistency training", tuned=tuned_readout),
+                    Control("quasi-Newton step from z₀ + Picard steps", st["s1_qn"], why=why_qn, tuned=tuned_qn),
+                    Control("student-as-regressor + Picard steps", st["s1_regressor"],
+                            why="the ablation of consistency training", tuned=tuned_same)],
            basis=f"paper: the [secondary] '1–8 NFE'; target {S1_TARGET} fixed before the run; pilot seeds "
-                 f"9001–9003: C-DEQ {_rng(P['s1_cdeq'])}, best solver {_rng(P['s1_solver'])}",
-           note=f"the linear readout of one call needs {st['s1_readout']} (A1's row)")
+                 f"9001–9003: C-DEQ {_rng(P['s1_cdeq'])}, best solver {_rng(P['s1_solver'])}, linear readout "
+                 f"{_rng(P['s1_readout'])}",
+           note=f"the solvers need {min(st['s1_solvers'])}–{max(st['s1_solvers'])} calls, not 'tens' for the best "
+                "of them; any good 1-call map reaches the target within the budget")
     # -- the construction: the gate is what makes a linear readout miss z* ------------------------------------------
     ro, ro0 = _readout_misses(digits, hard)
     v.greater("construction: the linear readout of the student's 1-NFE input [f(0, x), x] misses the gated hard "
