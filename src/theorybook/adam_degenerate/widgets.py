@@ -93,15 +93,15 @@ def render(k: int = 4, beta1: float = 0.9, beta2: float = 0.93, lr: float = 1e-3
             after = np.arange(t0, loss.size, max(1, loss.size // 2000))
             line = loss[t0] * np.exp(slope * (after - t0))
             keep = line >= floor
-            theory_line(ax, after[keep], line[keep], label=f"rate β₂^(1/(2(k−2))) = {s.predicted_rate:.5f}")
+            theory_line(ax, after[keep], line[keep], label=rf"rate $\beta_2^{{1/(2(k-2))}}$ = {s.predicted_rate:.5f}")
         ax.axhline(floor, color="grey", lw=0.6, ls="--", label="float64 floor")
     if k >= 2:
-        ax.axhline(signgd_loss_level(k, lr), color=COLORS[3], lw=0.8, ls=":", label="SignGD level (η/2)^k/k")
+        ax.axhline(signgd_loss_level(k, lr), color=COLORS[3], lw=0.8, ls=":", label=r"SignGD level $(\eta/2)^k/k$")
     label_axes(ax, "step t", "loss L(x_t)", title=s.label if len(s.label) < 60 else None)
     if k >= 4:
         b2 = np.linspace(0.0, 0.999, 300)
-        ax2.plot(b2, stability_boundary(k, b2), color="black", label="stability β₂^{k/(2(k−2))}")
-        ax2.plot(b2, existence_boundary(k, b2), color="black", ls="--", label="existence β₂^{(k−1)/(2(k−2))}")
+        ax2.plot(b2, stability_boundary(k, b2), color="black", label=r"stability $\beta_2^{k/(2(k-2))}$")
+        ax2.plot(b2, existence_boundary(k, b2), color="black", ls="--", label=r"existence $\beta_2^{(k-1)/(2(k-2))}$")
         ax2.fill_between(b2, 0, stability_boundary(k, b2), color=COLORS[2], alpha=0.15)
         ax2.plot([beta2], [beta1], "o", color=COLORS[3], ms=9, label=f"you ({s.regime})")
         ax2.set_xlim(0, 1)
