@@ -513,3 +513,140 @@ def test_complexity_separation_laws():
     s = complexity_separation()
     assert abs(s.gd_exponent - 2) < 0.05 and s.adam_exponent < 0.2
     assert abs(s.adam_efold_ratio - 1) < 5e-3 and abs(s.gd_efold_ratio - 0.01) < 2e-3
+
+
+# ---------------------------------------------------------------- issue 57: momentum's late tail, both buffer starts
+@pytest.fixture(scope="module")
+def momentum():
+    from theorybook.adam_degenerate import momentum_tail
+
+    return {(k, s): momentum_tail(k, s) for k, s in ((4, "g0"), (4, "zero"), (6, "g0"), (6, "zero"), (8, "zero"))}
+
+
+def test_momentum_tail_exponents_and_error_model(momentum):
+    for (k, _), mt in momentum.items():
+        assert abs(mt.exponent + 1 / (k - 2)) < 0.02
+        # the error model: gradient flow restarted at step 1000 from the run's own x explains the window's bias
+        assert abs(mt.exponent - mt.flow_exponent) < 1e-3
+    for k in (4, 6):  # the rows' controls: the next degree's exponent lies outside the 0.02 band
+        assert abs(momentum[k + 2, "zero"].exponent + 1 / (k - 2)) > 0.05
+
+
+def test_momentum_early_window_depends_on_the_start():
+    """Why the rows use steps 1e5–1e6: on 2000–20000 the k = 4 exponent from m₀ = 0 misses −1/2 by > 0.02 (issue 57)."""
+    from theorybook.adam_degenerate import momentum_tail
+
+    early = momentum_tail(4, "zero", window=(2000, 20_000))
+    assert abs(early.exponent + 0.5) > 0.02
+    assert early.window == (2000, 20_000) and early.x_at[2000] > 0
+
+
+def test_momentum_rows_reproduce_and_can_fail(momentum):
+    from theorybook.adam_degenerate import momentum_rows
+
+    v = momentum_rows(momentum)
+    assert v.passed and len(v.rows) == 4 and {r.outcome for r in v.rows} == {"reproduces"}
+    assert all(not c["passes"] for r in v.rows for c in r.controls)
+    stale = dict(momentum)
+    stale[6, "g0"] = momentum[6, "g0"]._replace(exponent=-0.12)  # the early window's k = 6 value
+    assert not momentum_rows(stale).passed
+    with pytest.raises(TypeError, match="momentum"):
+        momentum_rows({(4, "g0"): momentum[4, "g0"]})
+
+
+def test_momentum_tail_validates():
+    from theorybook.adam_degenerate import momentum_tail
+
+    with pytest.raises(ValueError, match="start"):
+        momentum_tail(4, "m0")
+    with pytest.raises(ValueError, match="Invalid k"):
+        momentum_tail(5)
+    with pytest.raises(TypeError, match="window"):
+        momentum_tail(4, window=[2000, 3000])
+    with pytest.raises(ValueError, match="window"):
+        momentum_tail(4, window=(100, 3000))
+    with pytest.raises(ValueError, match="beta"):
+        momentum_tail(4, beta=1.0)
+
+
+# ---------------------------------------------------------------- issue 57: Sec. 7's recovered mixed loss
+@pytest.fixture(scope="module")
+def race():
+    from theorybook.adam_degenerate import mixed_race
+
+    return mixed_race()
+
+
+def test_mixed_race_protocol(race):
+    from theorybook.adam_degenerate.experiments import MIXED_BUDGETS, MIXED_ETAS
+
+    assert race.budgets == MIXED_BUDGETS and race.etas == MIXED_ETAS
+    assert race.etas[0] == pytest.approx(1e-4) and race.etas[-1] == pytest.approx(1e2) and len(race.etas) == 13
+    for name in ("gd", "heavy_ball", "adam", "normalized_gd"):
+        assert race.interior[name].all(), name  # tuned: the best step is not at the grid's edge
+    assert not np.isfinite(race.table["gd"][-1, -1])  # GD at η = 100 diverges (edge of stability 2): inf, not NaN
+    lead = race.lead("adam")
+    assert (lead > 1).all() and (lead < 10).all()  # beats both, by less than a decade
+    assert race.lead("normalized_gd").min() >= 10
+
+
+def test_mixed_gd_follows_the_degenerate_recursion():
+    """Independent check: under GD the sum s = x + y obeys s ← s − η s³/2 exactly (the quadratic part cancels)."""
+    from theorybook.adam_degenerate import mixed_loss, mixed_race
+
+    r = mixed_race({"gd": (0.0, None)}, etas=(0.1, 0.3, 1.0), budgets=(100, 1000))
+    s = 1.3
+    for _ in range(1000):
+        s -= s**3 / 2
+    assert r.table["gd"][1, 2] == pytest.approx(abs(s), rel=1e-9)
+    assert mixed_loss(1.0, 0.3) == pytest.approx(0.25 * 0.49 + 1.3**4 / 16)
+
+
+def test_mixed_rows_differ_with_the_plant_caught(race):
+    from theorybook.adam_degenerate import mixed_rows
+
+    v = mixed_rows(race)
+    (row,) = v.rows
+    assert v.passed and row.outcome == "differs" and row.tests == "mixed"
+    assert row.planted is not None and not row.planted["passes"]  # Adam a decade better would have been seen
+    assert [c["passes"] for c in row.controls] == [False]  # normalized GD leads by more than a decade
+    assert len(row.scan["values"]) == 3
+    better = dict(race.best)
+    better["adam"] = race.best["adam"] / 10  # the paper's decade on Adam's own distances: the row no longer holds
+    assert not mixed_rows(race._replace(best=better)).passed
+    with pytest.raises(TypeError, match="race"):
+        mixed_rows("race")
+
+
+def test_mixed_race_validates():
+    from theorybook.adam_degenerate import mixed_race
+
+    with pytest.raises(ValueError, match="etas"):
+        mixed_race(etas=(1.0, 0.1, 0.01))
+    with pytest.raises(ValueError, match="budgets"):
+        mixed_race(budgets=(100, 10))
+    with pytest.raises(TypeError, match="methods"):
+        mixed_race({"adam": 0.9})
+    with pytest.raises(ValueError, match="beta2"):
+        mixed_race({"adam": (0.9, 1.5)})
+    with pytest.raises(TypeError, match="start"):
+        mixed_race(start=1.0)
+
+
+# ---------------------------------------------------------------- issue 57: regime III's plant in its own run; claims
+def test_regime_three_plant_in_its_own_run_is_caught():
+    tail = adam_path(4, 0.9, 0.8, 1e-3, 30_000).x[-6000:]
+    j = math.log2(1e-3 / np.abs(tail).max())
+    assert 1.5 <= j <= 2.5  # nearest level L(η/4)
+    planted = math.log2(1e-3 / np.abs(tail * 5e-4 / np.abs(tail).max()).max())
+    assert planted == pytest.approx(1.0, abs=1e-12) and not 1.5 <= planted <= 2.5
+
+
+def test_paper_claims_headline_and_split_mixed_claim():
+    from theorybook.adam_degenerate import PAPER_CLAIMS
+
+    assert [c.id for c in PAPER_CLAIMS if c.headline] == ["linear"]
+    by_id = {c.id: c for c in PAPER_CLAIMS}
+    assert not by_id["mixed"].quoted_only and by_id["mixed"].regime
+    for cid in ("mixed_other", "arch"):
+        assert by_id[cid].quoted_only and by_id[cid].reason_class == "paper text unread"

@@ -23,6 +23,9 @@ or ``TypeError`` naming parameter, value and valid range):
 ``fixed_point(k, beta1, beta2, lr)`` — (r*, ω*, λ*), trace, det, spectral radius and period of the reduced Jacobian.
 ``phase_diagram(k, n, steps)`` — the (β₁, β₂) scan with Eq. (8)'s agreement fraction; ``boundary_agreement(pd, e)``
     scores the boundary β₁ < β₂^e on the same cells.
+``momentum_tail(k, start)`` — heavy ball's late-tail exponent (steps 1e5–1e6) from m₀ = g₀ or 0, with its
+    gradient-flow error model; ``mixed_race()`` — GD, heavy ball, Adam and two rivals on Sec. 7's recovered 2-D
+    loss ``mixed_loss`` (η tuned per method on one grid, |x_T + y_T| at three budgets).
 Measurements of the linearised dynamics: :mod:`theorybook.adam_degenerate.analysis`; the chapter's fixed-point
 experiments: :mod:`theorybook.adam_degenerate.experiments`; every verdict row the chapter shows, with its control:
 :mod:`theorybook.adam_degenerate.verdicts` (``headline``, ``deterministic_verdicts``, ``PAPER_CLAIMS``).
@@ -50,7 +53,7 @@ from .dynamics import (
     simulate_adam,
     steps_to_reach,
 )
-from .experiments import spiral_experiment
+from .experiments import mixed_loss, mixed_race, momentum_tail, spiral_experiment
 from .theory import (
     FixedPoint,
     adam_steps_per_efold,
@@ -67,10 +70,11 @@ from .theory import (
     signgd_loss_level,
     stability_boundary,
 )
-from .verdicts import PAPER_CLAIMS, deterministic_verdicts, headline, spiral_rows
+from .verdicts import PAPER_CLAIMS, deterministic_verdicts, headline, mixed_rows, momentum_rows, spiral_rows
 
 #: Cheap arguments for tests/test_api_fuzz.py (the chapter-scale defaults take seconds).
-FUZZ_BASE = {"phase_diagram": {"n": 4, "steps": 50}, "gd_steps_to_reach": {"eps": (0.1, 0.01), "max_steps": 100_000}}
+FUZZ_BASE = {"phase_diagram": {"n": 4, "steps": 50}, "gd_steps_to_reach": {"eps": (0.1, 0.01), "max_steps": 100_000},
+             "momentum_tail": {"window": (2000, 3000)}, "mixed_race": {"budgets": (10, 20)}}
 
 __all__ = [
     "AdamPath",
@@ -92,6 +96,11 @@ __all__ = [
     "gradient_flow_hitting_time",
     "gradient_flow_x",
     "headline",
+    "mixed_loss",
+    "mixed_race",
+    "mixed_rows",
+    "momentum_rows",
+    "momentum_tail",
     "linear_rate",
     "linear_window",
     "log_loss_slope",

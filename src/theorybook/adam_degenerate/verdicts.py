@@ -6,11 +6,14 @@ randomness: run twice, the numbers are identical). Tolerances are fixed here, be
 model in each row's ``basis``: float64 rounding (≈ 1e-16 per operation), the transient |eig J|^t left at the
 start of a window, nonlinearity inside the linear band, and integer step quantisation.
 
-Controls (the same measurement on something that must not satisfy the claim): gradient descent's ratio and
-log-loss slope for Adam's linear rate; GD/momentum on a problem of another degree for the sublinear exponents;
-the neighbouring β₂'s run for RMSProp's rate; Eq. (8) with the exponents 1/2 and 3/4 for the phase diagram;
+Controls (the same measurement on something that must not satisfy the claim): gradient descent's and momentum's
+ratio and log-loss slope for Adam's linear rate; GD/momentum on a problem of another degree for the sublinear
+exponents (momentum on steps 1e5–1e6 from both buffer starts, :func:`momentum_rows`); Adam's count for GD's power
+law; the neighbouring β₂'s run for RMSProp's rate; Eq. (8) with the exponents 1/2 and 3/4 for the phase diagram;
 the coupled regime-III run for the decoupling lemma; the other regimes' runs for each regime; RMSProp below its
-threshold for Theorem 5.7's stability; k = 4 for the k = 2 spike.
+threshold for Theorem 5.7's stability; k = 4 for the k = 2 spike. The differs rows plant the paper's effect in the
+method's own measurement (regime III's tail rescaled to η/2; Eq. 8's stable side at β₂ = 0.07; Adam's own
+distances on the mixed loss a decade smaller, :func:`mixed_rows`).
 """
 
 from __future__ import annotations
@@ -20,9 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from ..check import Control, PaperClaim, Planted, Verdicts
+from ..check import Control, PaperClaim, Planted, Scan, Verdicts
 from .dynamics import adam_path
-from .experiments import SPIRAL_SETTINGS, Spiral, spiral_experiment
+from .experiments import MIXED_START, SPIRAL_SETTINGS, MixedRace, MomentumTail, Spiral, spiral_experiment
 from .theory import (
     fixed_point,
     gradient_flow_hitting_time,
@@ -33,12 +36,12 @@ from .theory import (
 )
 
 __all__ = ["PAPER_CLAIMS", "HEADLINE_KEYS", "spiral_rows", "fixed_point_rows", "deterministic_verdicts",
-           "headline"]
+           "momentum_rows", "mixed_rows", "headline"]
 
 PAPER_CLAIMS: tuple[PaperClaim, ...] = (
     PaperClaim("linear", "Adam with a constant step converges linearly on the highly degenerate polynomials "
                "x^k/k (k ≥ 4 even), where gradient descent and momentum converge only sublinearly",
-               where="abstract", source="paper"),
+               where="abstract", source="paper", headline=True),
     PaperClaim("fig2a", "The slope of ln L per step is ≈ −0.0726 for k = 4 and ≈ −0.0544 for k = 6 "
                "(k ln β₂ / (2(k−2)))", where="Fig. 2(a)", source="secondary"),
     PaperClaim("eq8", "The fixed point is locally asymptotically stable iff β₁ < β₂^(k/(2(k−2))) (Eq. 8)",
@@ -56,16 +59,18 @@ PAPER_CLAIMS: tuple[PaperClaim, ...] = (
                "on x⁴/4 it settles", where="Fig. 1", source="secondary"),
     PaperClaim("remark5.8", "Complexity separation: GD needs ε^(−(k−2)) steps, Adam (k−2) ln(1/ε)",
                where="Remark 5.8", source="secondary"),
-    PaperClaim("mixed", "Adam beats GD and momentum along the degenerate direction of 2-D mixed-degeneracy "
-               "losses; Hessian spectra concentrated at 0 go with a larger Adam advantage in networks",
-               where="Sec. 7", source="secondary", quoted_only=True,
-               why="three of the four 2-D losses, the paper's step sizes and the network settings could not be "
-                   "recovered. A pilot on the one recovered loss ¼(x−y)² + (x+y)⁴/16 (η tuned per method on one "
-                   "shared grid, fixed budget, |x+y| at the end) put Adam ahead of tuned GD and heavy ball, but the "
-                   "same measurement on our degree-6 and degree-8 variants changed its winner with the step-size "
-                   "grid's edge (an EMA-momentum ablation won at degree 8 at the edge of stability): one loss and "
-                   "a measurement that sensitive to tuning is not a test a sceptic would sign in either direction",
-               reason_class="paper-scale GPU"),
+    PaperClaim("mixed", "On the recovered 2-D mixed-degeneracy loss ¼(x−y)² + (x+y)⁴/16, Adam beats GD and "
+               "momentum along the degenerate direction x + y", where="Sec. 7, Fig. 8", source="secondary",
+               regime="step budget"),
+    PaperClaim("mixed_other", "Adam beats GD and momentum along the degenerate direction of the paper's three other "
+               "2-D mixed-degeneracy losses", where="Sec. 7, Fig. 8", source="secondary", quoted_only=True,
+               why="the secondary notes give one of the four losses; the other three (and Fig. 8's step sizes and "
+                   "β's) could not be read", reason_class="paper text unread"),
+    PaperClaim("arch", "Across architectures (ReLU vs softmax MLPs, Transformer vs CNN), Hessian spectra more "
+               "concentrated at 0 go with a larger Adam advantage", where="Sec. 7", source="secondary",
+               quoted_only=True, why="the architectures' sizes, data and training settings could not be recovered "
+                                     "from the notes, so no run here could claim to be the paper's",
+               reason_class="paper text unread"),
 )
 
 #: What :func:`headline` reads from the chapter's results (see the chapter for how each is measured).
@@ -74,7 +79,7 @@ HEADLINE_KEYS = (
     "flow_bias", "spirals", "L", "lnR_slope", "R_early", "lemma54", "lemma54_coupled", "rms_rates",
     "mult07", "mult07_theory", "spread07", "spread05", "tr05", "cyc", "two_step", "two_step_pred", "spread_flip",
     "spread_planted", "amp3", "amp_signgd", "pd_agreement", "pd_controls", "crossing", "crossing_k4", "lam_T",
-    "lam_star", "beta2", "separation",
+    "lam_star", "beta2", "separation", "hb_rates", "momentum", "amp_planted", "mixed",
 )
 
 
@@ -126,6 +131,82 @@ def deterministic_verdicts() -> Verdicts:
     return v
 
 
+
+def momentum_rows(momentum: Mapping[tuple[int, str], MomentumTail]) -> Verdicts:
+    """Theorem 5.3 for EMA heavy ball on the late window: one row per (k, buffer start) for k = 4, 6 and both
+    starts, each against the same fit one degree up from m₀ = 0 (``momentum`` maps (k, start) to
+    :func:`~.experiments.momentum_tail`; it needs (4|6, "g0"|"zero") and (6|8, "zero"))."""
+    need = [(4, "g0"), (4, "zero"), (6, "g0"), (6, "zero"), (8, "zero")]
+    if not isinstance(momentum, Mapping) or any(not isinstance(momentum.get(key), MomentumTail) for key in need):
+        raise TypeError(f"Invalid momentum: must map each of {need} to a MomentumTail (experiments.momentum_tail)")
+    v = Verdicts("Heavy-ball momentum — late tail", display=False)
+    for k, start in ((4, "g0"), (4, "zero"), (6, "g0"), (6, "zero")):
+        mt, rival = momentum[k, start], momentum[k + 2, "zero"]
+        m0 = "m₀ = g₀" if start == "g0" else "m₀ = 0"
+        bias = mt.flow_exponent + 1 / (k - 2)
+        v.close(f"heavy-ball tail exponent, k={k}, {m0} (Theorem 5.3: −1/(k−2)), steps 1e5–1e6", mt.exponent,
+                -1 / (k - 2), atol=0.02, kind="reproduces", source="secondary", tests="thm5.1",
+                control=Control(f"heavy ball on x^{k + 2} (m₀ = 0): same fit, same window", rival.exponent,
+                                why="the rival exponent −1/k of the next degree, from a run that is asymptotic on the "
+                                    "window (from m₀ = g₀ the x⁸ run overshoots and is still far from its tail at "
+                                    "10⁶ steps)",
+                                tuned="none needed: the same method, lr 0.1, β = 0.9, start x₀ = 1 and window; only "
+                                      "the degree differs"),
+                basis=f"model: gradient flow restarted at step 1000 from this run's own x has exponent "
+                      f"{mt.flow_exponent:.4f} on the window (bias {bias:.1e}, the offset left by the early "
+                      "overshoot); atol 0.02, the GD rows' tolerance, is above that bias and below half the gap "
+                      f"2/(k(k−2)) = {2 / (k * (k - 2)):.3f} to the rival exponent",
+                note=f"log–log slope of |x_t| over steps {mt.window[0]:,}–{mt.window[1]:,}; EMA momentum (lr 0.1, "
+                     "β = 0.9). On steps 2000–20000 the exponent still depends on the buffer's start and on k "
+                     "(the transient the early overshoot leaves), so both starts are tested here")
+    return v
+
+
+def mixed_rows(race: MixedRace) -> Verdicts:
+    """Sec. 7's claim on the recovered mixed loss, from :func:`~.experiments.mixed_race` (the default methods)."""
+    if not isinstance(race, MixedRace) or not {"gd", "heavy_ball", "adam", "sign_momentum",
+                                               "normalized_gd"} <= set(race.best):
+        raise TypeError("Invalid race: must be experiments.mixed_race()'s MixedRace with its default methods")
+    v = Verdicts("Sec. 7 — the mixed-degeneracy loss", display=False)
+    # ---- differs: Sec. 7's mixed loss — Adam's lead over tuned GD and heavy ball, read as a decade
+    mx = race
+    lead = mx.lead("adam")
+    worst = float(lead.min())
+    ngd = float(mx.lead("normalized_gd").min())
+    sgn = mx.lead("sign_momentum")
+
+    def under_decade(x: float) -> bool:
+        return bool(x < 10.0)
+
+    etas = ", ".join(f"{n} {'/'.join(f'{e:g}' for e in mx.best_eta[n])}" for n in ("gd", "heavy_ball", "adam"))
+    inside = all(bool(mx.interior[n].all()) for n in ("gd", "heavy_ball", "adam", "normalized_gd"))
+    v.true(f"Sec. 7, mixed loss ¼(x−y)² + (x+y)⁴/16 from {MIXED_START}: Adam's lead along x + y over tuned GD and "
+           f"heavy ball (best |x_T + y_T| of either ÷ Adam's), worst of T = {', '.join(map(str, mx.budgets))}, is "
+           "under a decade", under_decade(worst), kind="differs", source="secondary", tests="mixed",
+           measured=f"{worst:.2f}×", paper=False,
+           paper_shown="≥ 10× at every budget: 'beats' read as a decade, the margin issue 57 proposed before this run "
+                       "(Fig. 8's own size and settings are unread)",
+           planted=Planted("Adam's own runs with a decade's gain: its best |x_T + y_T| ÷ 10 at each budget",
+                           under_decade(10 * worst), shown=f"{10 * worst:.1f}×",
+                           effect="the decade the paper's 'beats' is read as, applied to the method's own final "
+                                  "distances (same grid, budgets and rivals)"),
+           control=Control("normalized GD (η g/‖g‖): the same lead over tuned GD and heavy ball", under_decade(ngd),
+                           f"{ngd:.0f}×", why="the simplest scale-free step, no moments: the sceptic's 'any "
+                           "normalised step beats GD here' — it shows the race can register a decade's lead",
+                           tuned="the same half-decade η grid, budgets and start as every method"),
+           scan=Scan("step budget T", mx.budgets, tuple(float(x) for x in lead)),
+           basis="paper: Sec. 7 says Adam 'beats' GD and momentum; the decade is issue 57's reading, fixed with the "
+                 "protocol (start, grid 1e-4…1e2 in half-decades, budgets 2k/5k/10k, final |x+y|) before this run",
+           note=f"Adam (the chapter's: ε = 0, m₀ = g₀, v₀ = g₀², β = (0.9, 0.93)) leads by "
+                f"{', '.join(f'{x:.1f}×' for x in lead)} at T = {', '.join(map(str, mx.budgets))}: it beats both, by "
+                f"less than a decade. Best η per budget: {etas} — "
+                f"{'every one inside the grid' if inside else 'NOT all inside the grid'}. Not specific either: "
+                f"normalized GD leads by ≥ {ngd:.0f}× and the coupled ablation (β₂ = 0) by "
+                f"{', '.join(f'{x:.2g}×' for x in sgn)}. One recovered loss, at the chapter's β's (Fig. 8's are "
+                "unread)")
+    return v
+
+
 def headline(r: Mapping[str, Any], *, display: bool = True) -> Verdicts:
     """The chapter's verdict table from its results ``r`` (a mapping with the keys of :data:`HEADLINE_KEYS`)."""
     if not isinstance(r, Mapping):
@@ -144,11 +225,15 @@ def headline(r: Mapping[str, Any], *, display: bool = True) -> Verdicts:
     ratio8 = r["rates"][8][0]
     v.close("rate x_(t+1)/x_t, k=8 (Eq. 10: β₂^(1/(2(k−2))))", ratio8, linear_rate(8, b2), rtol=1e-9,
             kind="reproduces", source="secondary", tests="linear",
-            control=Control("GD (lr 0.1), k=8: median ratio over steps 2000–20000", r["gd_rates"][8][0],
-                            why=gd_why, tuned=gd_tuned),
+            control=[Control("GD (lr 0.1), k=8: median ratio over steps 2000–20000", r["gd_rates"][8][0],
+                             why=gd_why, tuned=gd_tuned),
+                     Control("heavy ball (lr 0.1, β = 0.9), k=8: median ratio over steps 2000–20000",
+                             r["hb_rates"][8][0], why="the other method the abstract names: momentum without "
+                             "adaptive scaling, sublinear on x^k/k (Theorem 5.3)",
+                             tuned="the third-party reproduction's lr 0.1 and β = 0.9; same start, same window")],
             basis="model: median over [2000, floor): transient ≤ |eig|^2000 < 1e-13, rounding 1e-16",
-            note="linear convergence at Eq. 10's rate; GD's ratio creeps towards 1 (sublinear). k = 4 and 6 are "
-                 "read as ln-loss slopes below (one measurement per row)")
+            note="linear convergence at Eq. 10's rate; GD's and momentum's ratios creep towards 1 (sublinear). "
+                 "k = 4 and 6 are read as ln-loss slopes below (one measurement per row)")
     # ---- reproduces: Fig. 2(a)'s slopes (k = 4, 6), the same runs' ln-loss slope; the paper's rounded values shown
     for k, paper in ((4, -0.0726), (6, -0.0544)):
         v.close(f"ln-loss slope per step, k={k} (Fig. 2(a): k ln β₂/(2(k−2)))", r["rates"][k][1],
@@ -159,16 +244,17 @@ def headline(r: Mapping[str, Any], *, display: bool = True) -> Verdicts:
                 note="the paper's rounded values are 4 digits of the same k ln β₂/(2(k−2)); this row also carries "
                      "the linear-rate claim at this k")
     # ---- reproduces: GD and momentum are sublinear with exponent −1/(k−2); control: the same fit at degree k+2
-    for method, k in (("gd", 4), ("gd", 6), ("heavy_ball", 4)):
-        v.close(f"{method} tail exponent, k={k} (Theorems 5.1/5.3: −1/(k−2))", r["tails"][method, k], -1 / (k - 2),
+    for k in (4, 6):
+        v.close(f"GD tail exponent, k={k} (Theorem 5.1: −1/(k−2))", r["tails"]["gd", k], -1 / (k - 2),
                 atol=0.02, kind="reproduces", source="secondary", tests="thm5.1",
-                control=Control(f"{method} on x^{k + 2}: same fit", r["tails"][method, k + 2],
+                control=Control(f"GD on x^{k + 2}: same fit", r["tails"]["gd", k + 2],
                                 why="the rival exponent −1/k of the next degree: a fit that cannot tell k from k + 2 "
                                     "does not measure the theorem's exponent",
                                 tuned="none needed: the same method, lr, start and window as the row's run"),
                 basis=f"model: gradient flow's own finite-window bias of the exponent is {r['flow_bias'][k]:.0e}; "
-                      "momentum/discretisation transients ≲ 0.01",
-                note="log-log slope of |x_t| over steps 2000–20000; the control shows the fit resolves the degree")
+                      "GD's discretisation moves it by ≲ 0.01",
+                note="log–log slope of |x_t| over steps 2000–20000; the control shows the fit resolves the degree")
+    v.extend(momentum_rows(r["momentum"]))
 
     # ---- reproduces: Remark 5.8's separation, each count's law against the other method's counts
     sep = r["separation"]
@@ -188,18 +274,8 @@ def headline(r: Mapping[str, Any], *, display: bool = True) -> Verdicts:
                   f"a constant discrete offset of ±10 steps (the first steps' transient) moves it by ≤ {b_off:.3f}; "
                   "atol 0.05 covers both",
             note=f"GD steps {sep.gd[0]} … {sep.gd[-1]}, Adam's {sep.adam[0]} … {sep.adam[-1]}; a third decade of ε "
-                 "would cost GD 10⁸ steps")
-    v.close("Remark 5.8, Adam: steps per e-fold of ε over ε ∈ [1e−8, 1e−18] ÷ over [1e−18, 1e−28], k=4 "
-            "(a log law: 1)", sep.adam_efold_ratio, 1.0, atol=5e-3, kind="reproduces", source="secondary",
-            tests="remark5.8",
-            control=Control("GD (lr 0.6): the same ratio on its grid, ε ∈ [1e−1, 1e−2] ÷ [1e−2, 1e−3]",
-                            sep.gd_efold_ratio, why="the rival law: a power law's steps per e-fold grow like "
-                            "ε^(−(k−2)), so its ratio is 10^(−(k−2)); on Adam's grid GD would need 10⁴⁰ steps",
-                            tuned="lr 0.6, near the largest stable step 2/3 from x₀ = 1 (fewest steps)"),
-            basis="model: hitting steps are integers: ±2 steps over ≥ 1269 steps per half moves the ratio by ≤ "
-                  "0.32 %; atol 0.5 %",
-            note=f"Adam's steps to 1e−8, 1e−18, 1e−28: {sep.adam_deep}; the per-e-fold count itself is the "
-                 "consistency row against 2(k−2)/(−ln β₂)")
+                 "would cost GD 10⁸ steps. Adam's log law is its linear rate (the k = 4 ln-loss slope row) and its "
+                 "exact count the 'steps per e-fold' consistency row")
 
     # ---- reproduces: Eq. 8 on the phase diagram, against boundaries with wrong exponents
     v.greater("phase diagram: convergence agrees with Eq. 8 off the boundary", r["pd_agreement"], 0.99,
@@ -238,9 +314,13 @@ def headline(r: Mapping[str, Any], *, display: bool = True) -> Verdicts:
     v.between("regime III (β₂ = 0.8): SignGD level index j = log₂(η / max |x_t|) over the last 6k steps (L(η/2^j))",
               amp, 1.5, 2.5, kind="differs", source="secondary", tests="thm6.1", paper=1.0,
               paper_shown="j = 1 (L(η/2), the notes' level)",
-              planted=Planted("SignGD's own 2-cycle x = ±η/2 (β₁ = β₂ = 0: Adam without memory), same measurement",
-                              r["amp_signgd"], effect="an oscillation at exactly the paper's level L(η/2), by "
-                              "construction (start at x₀ = η/2)"),
+              planted=Planted("regime III's own tail, rescaled so that its largest |x_t| is η/2", r["amp_planted"],
+                              effect="the paper's level L(η/2) at its size, in the method's own run: the same 6k "
+                                     "steps of Adam at β₂ = 0.8, amplitude set to η/2"),
+              control=Control("SignGD's own 2-cycle x = ±η/2 (β₁ = β₂ = 0: Adam without memory), same measurement",
+                              r["amp_signgd"], why="the dynamics that sits at the notes' level L(η/2) by "
+                              "construction: the measurement must tell it from regime III",
+                              tuned="none needed: no free parameter (η = 1e-3, start x₀ = η/2)"),
               basis="model: the rival levels L(η/2^j) differ by 2^(4) = 16 in loss; the amplitude is assigned to "
                     "the nearest j on a log scale (half-integers the boundaries), a rule fixed once issue 44 named "
                     "the rivals L(η/4), L(η/8) — the amplitude 0.29η was then already known",
@@ -310,6 +390,8 @@ def headline(r: Mapping[str, Any], *, display: bool = True) -> Verdicts:
                            why="the degenerate case the paper contrasts: curvature vanishing at the minimum",
                            tuned="none needed: the same β₁, β₂, η, start and horizon"),
            note="λ_t = x^(k−2)/√v_t grows without bound only when the curvature does not vanish")
+
+    v.extend(mixed_rows(r["mixed"]))
 
     # ---- consistency: our algebra, our code, our derived forms
     for k, d in r["derivations"].items():
