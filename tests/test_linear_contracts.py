@@ -222,6 +222,11 @@ def test_explorer_survives_every_extreme():
     fig, res = render()
     plt.close(fig)
     assert res.sup_deviation >= 0 and "α*" in res.label
+    from theorybook.linear_contracts.widgets import panel as compute
+
+    bands = [compute(delta=d)[0].band for d in (0.5, 0.05, 0.001)]  # δ acts: a wider band at higher confidence
+    assert 0 < bands[0] < bands[1] < bands[2] and all(f"{1 - d:.1%}" in compute(delta=d)[0].label
+                                                      for d in (0.5, 0.001))
     panel = explorer()
     status = panel.children[-2]
     controls = [c for box in panel.children[:-2] for c in box.children]
@@ -265,7 +270,7 @@ def test_required_samples_and_growth_slope():
 
 
 def test_headline_controls_fail_on_a_small_design():
-    from theorybook.linear_contracts import chapter_sweeps, nindep_study
+    from theorybook.linear_contracts import chapter_sweeps, nindep_study, verdicts
 
     sw = chapter_sweeps(3, reps=40, actions=(2, 20, 200))
     st = nindep_study(sw, eps=0.01)
@@ -273,6 +278,78 @@ def test_headline_controls_fail_on_a_small_design():
     # the measured union-bound alternative (the n per-action mean rewards) grows with n, s*(n) does not
     assert st.mean_slope > 0.2 and st.slope <= 0.0
     assert np.all(np.diff(st.mean_s_star) > 0)
+    assert st.growth <= 1 + verdicts.GROWTH_C < st.mean_growth
+
+
+def test_growth_ratio_table():
+    from theorybook.linear_contracts import growth_ratio
+
+    n = np.array([2, 20, 200, 2000])
+    assert growth_ratio(n, np.full(4, 1000.0)) == 1.0  # flat
+    assert math.isclose(growth_ratio(n, [1000.0, 900.0, 1100.0, 800.0]), 1.1)  # the largest, not the last
+    assert growth_ratio(n, [4000.0, 2000.0, 1500.0, 1000.0]) == 0.5  # falling: below 1
+    union = np.log(2 * n / 0.05)  # a union bound over the actions, s* ∝ ln(2n/δ)
+    assert math.isclose(growth_ratio(n, union), math.log(4000 / 0.05) / math.log(4 / 0.05))
+    assert math.isclose(growth_ratio(n[::-1], union[::-1]), growth_ratio(n, union))  # order-free
+    for bad in (([2, 2], [1.0, 2.0]), ([2, 20], [1.0, 0.0]), ([2, 20], [1.0, math.inf]), ([2], [1.0])):
+        with pytest.raises(ValueError):
+            growth_ratio(*bad)
+
+
+def test_flat_family_leaves_u_unchanged_and_grows_the_per_action_means():
+    from theorybook.linear_contracts import flat_types
+
+    live = random_types(300, 2, 6, seed=5)
+    for n in (2, 7, 40):  # 40 > 8: the Pareto prune runs too
+        f = flat_types(300, n, 6, seed=5)
+        assert f.n_actions == n and torch.equal(f.F[:, :2], live.F) and torch.equal(f.costs[:, :2], live.costs)
+        assert torch.equal(kinks(f).alpha, kinks(live).alpha) and torch.equal(kinks(f).jump, kinks(live).jump)
+        assert optimal_contract(f) == optimal_contract(live)
+        alphas = torch.linspace(0, 1, 101, dtype=torch.float64)
+        assert torch.all(best_response(f, alphas) <= 1)  # a dominated action is never played
+        assert torch.all(best_response(f, alphas, tie="agent") <= 1)
+        idx = sample_types(300, 50, 4, seed=1)
+        assert torch.equal(sup_deviation(f, idx), sup_deviation(live, idx))
+    f = flat_types(300, 40, 6, seed=5)
+    assert float(f.costs[:, 2:].min()) > 1.0 and float(f.R[:, 2:].std()) > 0.05  # dominated, yet varied
+    r = sample_complexity_sweep([live, f], [50, 200], reps=20, seed=2)
+    assert np.array_equal(r[0].sup_dev, r[1].sup_dev) and np.all(r[1].mean_dev >= r[0].mean_dev - 1e-6)
+    assert np.mean(r[1].mean_dev) > 1.5 * np.mean(r[0].mean_dev)  # 39 more varied means to estimate
+    with pytest.raises(ValueError):
+        flat_types(10, 1, 6)
+
+
+def test_flat_sweeps_reproducible_with_their_own_streams():
+    from theorybook.linear_contracts import chapter_sweeps, flat_population, flat_sweeps
+
+    a = flat_sweeps(4, reps=6, s_values=(50, 100), actions=(2, 20))
+    b = flat_sweeps(4, reps=6, s_values=(50, 100), actions=(2, 20))
+    assert all(np.array_equal(a[n].sup_dev, b[n].sup_dev) for n in a)
+    c = chapter_sweeps(4, reps=6, s_values=(50, 100), actions=(2, 20))
+    assert not np.array_equal(a[2].sup_dev, c[2].sup_dev)  # streams apart from the chapter sweep's
+    assert not torch.equal(flat_population(2).F, flat_population(20).F[:, :2])  # own live part per n
+    with pytest.raises(TypeError):
+        flat_sweeps(4, actions=2)
+    with pytest.raises(ValueError):
+        flat_sweeps(4, reps=2, s_values=(50,), actions=(1, 20))
+
+
+def test_bernoulli_deviations():
+    from theorybook.fit import loglog_slope
+    from theorybook.linear_contracts import bernoulli_deviations
+
+    s = (50, 100, 200, 400, 800, 1600)
+    x = bernoulli_deviations(3, reps=400, s_values=s)
+    assert x.shape == (400, 6) and np.all(x >= 0) and np.all(x <= 0.5)
+    assert np.array_equal(x, bernoulli_deviations(3, reps=400, s_values=s))
+    k = 2 * x * np.array(s)
+    assert np.allclose(k, np.round(k), atol=1e-6)  # |k/s − ½|: multiples of 1/(2s)
+    assert -0.6 < loglog_slope(np.array(s), x.mean(0)).slope < -0.4  # the CLT rate
+    for bad in ({"reps": 1}, {"s_values": (20, 10)}, {"p": 1.0}, {"p": True}):
+        with pytest.raises((ValueError, TypeError)):
+            bernoulli_deviations(3, **{"reps": 4, "s_values": (10, 20), **bad})
+    with pytest.raises(TypeError):
+        bernoulli_deviations(3, s_values="10")
 
 
 def test_mean_dev_is_the_per_action_mean_deviation():
@@ -347,7 +424,9 @@ def test_rate_and_cor12_are_tested_claims():
     assert not claims["rate"].quoted_only and not claims["Cor1.2"].quoted_only
     with pytest.raises(TypeError):
         verdicts.seeded_verdicts(0, None, "not a study")
-    # the rows on a fake run: the rate row and the Cor 1.2 row are reproduces rows whose controls fail
+    with pytest.raises(TypeError):
+        verdicts.seeded_verdicts(0, None, None, "not a sweep")
+    # the rows on a fake run: both hold, and the Bernoulli mean passes each row's test too (not specific)
     from theorybook.linear_contracts import ConfidenceStudy, SweepResult
 
     s = np.array([50.0, 100.0, 200.0, 400.0, 800.0])
@@ -355,16 +434,82 @@ def test_rate_and_cor12_are_tested_claims():
     noise = np.exp(0.05 * rng.normal(size=(40, 5)))
     sw = {n: SweepResult(s, noise / np.sqrt(s), 0.3 * noise / s ** 0.75, n, noise / np.sqrt(s)) for n in (2, 20)}
     v = verdicts.Verdicts("t", display=False)
-    verdicts._rate_row(v, sw)
+    verdicts._rate_row(v, sw, np.exp(0.05 * rng.normal(size=(40, 5))) / np.sqrt(s))
     d = np.array([0.3, 0.1, 0.03, 0.01, 0.003, 0.001])
     ss = 40.0 + 120.0 * np.log(1 / d)
+    bs = 90.0 + 150.0 * np.log(1 / d)
     from theorybook.linear_contracts import CONFIDENCE_LAWS, law_misfit
 
-    cs = ConfidenceStudy(d, ss, {k: law_misfit(f(d), ss) for k, f in CONFIDENCE_LAWS.items()}, s,
-                         np.ones((6, 5)), 0.004, 100)
+    mis = {k: law_misfit(f(d), ss) for k, f in CONFIDENCE_LAWS.items()}
+    cs = ConfidenceStudy(d, ss, mis, s, np.ones((6, 5)), 0.004, 100, bs,
+                         {k: law_misfit(f(d), bs) for k, f in CONFIDENCE_LAWS.items()})
     verdicts._confidence_row(v, cs)
-    assert [r.tests for r in v.rows] == ["rate", "Cor1.2"] and all(r.kind == "reproduces" and r.holds
-                                                                     for r in v.rows)
-    assert all(not c["passes"] for r in v.rows for c in r.controls)
-    assert v.rows[1].scan is not None and len(v.rows[1].scan["values"]) == 6
+    assert [r.tests for r in v.rows] == ["rate", "Cor1.2"]
+    assert all(r.kind == "not_specific" and r.outcome == "not_specific" and r.holds for r in v.rows)
+    rate, cor = v.rows
+    assert [c["passes"] for c in rate.controls] == [True, False]  # Bernoulli passes, EUM's fast rate does not
+    assert "Bernoulli" in rate.controls[0]["label"]
+    assert [c["passes"] for c in cor.controls] == [False, mis["δ^(−1/2)"] <= verdicts.COR_MISFIT_MAX, True]
+    assert "Chebyshev" in cor.controls[0]["label"] and "Bernoulli" in cor.controls[2]["label"]
+    assert cor.scan is not None and len(cor.scan["values"]) == 6
     assert not [m for m in claim_violations(verdicts.PAPER_CLAIMS, v.rows) if "rate" in m or "Cor1.2" in m]
+    # a confidence study without its Bernoulli control is refused, not silently shown without it
+    with pytest.raises(ValueError):
+        verdicts._confidence_row(verdicts.Verdicts("t", display=False), cs._replace(bernoulli_misfit=None))
+    # had the Bernoulli mean failed (a heavy-tailed s*(δ)), the row would raise: the outcome is computed
+    with pytest.raises(AssertionError, match="not specific|reproduces"):
+        with verdicts.Verdicts("t", display=False) as w:
+            verdicts._confidence_row(w, cs._replace(bernoulli_misfit={**cs.bernoulli_misfit, "ln(1/δ)": 0.9},
+                                                    misfit={**mis, "δ^(−1/2)": 0.9}))
+
+
+def test_headline_rows_on_fake_studies():
+    from theorybook.check import Verdicts, claim_violations
+    from theorybook.linear_contracts import NIndepStudy, verdicts
+
+    claims = [c for c in verdicts.PAPER_CLAIMS if c.headline]
+    assert [c.id for c in claims] == ["Thm1.1-n"] and claims[0].regime
+    n = np.array([2.0, 20.0, 200.0, 2000.0])
+
+    def study(s_star, alt):
+        from theorybook.linear_contracts import growth_ratio, growth_slope
+
+        s_star, alt = np.asarray(s_star, float), np.asarray(alt, float)
+        return NIndepStudy(n, s_star, growth_slope(n, s_star), alt, growth_slope(n, alt), 0.005, 0.05,
+                           growth_ratio(n, s_star), growth_ratio(n, alt))
+
+    union = 1000 * np.log(2 * n / 0.05) / np.log(4 / 0.05)
+    v = Verdicts("t", display=False)
+    verdicts._nindep_rows(v, study([4000, 2400, 1500, 1000], union), study([1000, 1050, 980, 1020], union))
+    head, flat = v.rows
+    assert head.tests == "Thm1.1-n" and head.kind == head.outcome == "reproduces" and head.holds
+    assert head.scan is not None and len(head.scan["values"]) == 4
+    assert flat.kind == "consistency" and flat.holds and not flat.tests
+    assert all(not c["passes"] for r in v.rows for c in r.controls)  # the union bound's growth is rejected
+    assert not [m for m in claim_violations(verdicts.PAPER_CLAIMS, v.rows) if "Thm1.1-n" in m]
+    # a flat s* passes — the old slope ≤ 0 test failed it half the time — and a union-bound growth fails
+    w = Verdicts("t", display=False)
+    verdicts._nindep_rows(w, study([1000, 1100, 1000, 1050], union), study(union, union))
+    assert w.rows[0].holds and w.rows[0].outcome == "reproduces" and not w.rows[1].holds
+    assert 1 + verdicts.GROWTH_C < verdicts.UNION_G
+
+
+def test_headline_tolerance_is_the_committed_pilot():
+    """GROWTH_C and the basis numbers are those of bench/results/linear_contracts_pilot.json (pilot seeds only)."""
+    import json
+    from pathlib import Path
+
+    from theorybook.check import PILOT_SEEDS, z_threshold
+    from theorybook.linear_contracts import verdicts
+
+    d = json.loads((Path(__file__).parents[1] / "bench/results/linear_contracts_pilot.json").read_text())
+    seeds = [r["seed"] for r in d["flat"]] + [r["seed"] for r in d["bernoulli"]]
+    assert all(s in PILOT_SEEDS for s in seeds) and not set(seeds) & set(CHAPTER_SEEDS)
+    lg = np.log([r["growth"] for r in d["flat"]])
+    assert len(lg) == 40
+    c = math.ceil(100 * (math.exp(lg.mean() + z_threshold(1e-3) * lg.std(ddof=1)) - 1)) / 100
+    assert verdicts.GROWTH_C == c == d["flat_summary"]["c"]
+    assert verdicts.GROWTH_PILOT_LN.startswith(f"{lg.mean():+.3f} ± {lg.std(ddof=1):.3f}")
+    assert f"largest G {np.exp(lg.max()):.2f}" in verdicts.GROWTH_PILOT_LN
+    assert min(r["mean_growth"] for r in d["flat"]) >= verdicts.GROWTH_PILOT_MEAN_MIN
+    assert 1 + c < verdicts.UNION_G < verdicts.GROWTH_PILOT_MEAN_MIN

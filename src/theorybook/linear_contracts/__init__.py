@@ -5,13 +5,16 @@ third-party reviews [secondary]; the type family and every experiment here are o
 Public API (arguments validated; bad input raises ``ValueError``/``TypeError`` naming parameter, value and range):
 
 :mod:`.engine` — ``ContractTypes(F, costs, rewards, weights=None)``; ``random_types(n_types, n_actions, n_outcomes,
-    seed)`` (idle action + Dirichlet(1) actions with convex costs κ_θR² + U(0, 0.02)); brute force
+    seed)`` (idle action + Dirichlet(1) actions with convex costs κ_θR² + U(0, 0.02)); ``flat_types`` (the n = 2 law
+    plus n − 2 dominated actions: s* cannot depend on n); brute force
     ``best_response``, ``expected_reward``, ``principal_utility``; the exact engine ``kinks``, ``reward_at_kinks``,
     ``engine_utility``, ``optimal_contract``, ``eum``, ``sup_deviation``, ``sample_complexity_sweep``.
 :mod:`.brute_force` — ``brute_force_parity``; ``monotonicity_gap`` (``quantity="utility"`` for the lemma's
     control), ``attainment_gap``.
 :mod:`.experiment` — the chapter's populations and sweeps; ``required_samples`` (s* at fixed (ε, δ)),
-    ``nindep_study`` (the headline: s*(n) over n = 2 … 2,000 and its growth slope against ln n alternatives),
+    ``nindep_study`` (the headline: s*(n) over n = 2 … 2,000, its growth ratio ``growth_ratio`` and slope, and the
+    per-action-mean alternative), ``flat_sweeps`` (the same on the flat family), ``bernoulli_deviations`` (the
+    generic alternative of the rate and Corollary 1.2 rows),
     ``confidence_study`` (Corollary 1.2: s*(δ) over three decades of δ, each law's ``law_misfit``).
 :mod:`.verdicts` — every row the chapter shows: ``PAPER_CLAIMS``, ``seeded_verdicts(seed)``,
     ``deterministic_verdicts()``, ``headline(...)``.
@@ -32,6 +35,7 @@ from .engine import (
     engine_utility,
     eum,
     expected_reward,
+    flat_types,
     kinks,
     optimal_contract,
     principal_utility,
@@ -44,14 +48,17 @@ from .engine import (
 )
 from .experiment import (
     ACTIONS,
+    BERNOULLI_P,
     CONFIDENCE_LAWS,
     COR_ACTIONS,
+    COR_BERNOULLI_EPS,
     COR_DELTAS,
     COR_EPS,
     COR_REPS,
     COR_S_VALUES,
     DELTA,
     EPS,
+    FLAT_POP_SEED,
     MONO_ACTIONS,
     N_OUTCOMES,
     N_TYPES,
@@ -60,9 +67,13 @@ from .experiment import (
     S_VALUES,
     ConfidenceStudy,
     NIndepStudy,
+    bernoulli_deviations,
     chapter_population,
     chapter_sweeps,
     confidence_study,
+    flat_population,
+    flat_sweeps,
+    growth_ratio,
     growth_slope,
     law_misfit,
     nindep_study,
@@ -95,7 +106,8 @@ __all__ = [
     "growth_slope", "NIndepStudy", "seeded_verdicts", "deterministic_verdicts", "PAPER_CLAIMS", "N_TYPES",
     "N_OUTCOMES", "ACTIONS", "MONO_ACTIONS", "S_VALUES", "REPS", "DELTA", "EPS", "POP_SEED", "CHAPTER_SEEDS",
     "ConfidenceStudy", "confidence_study", "law_misfit", "CONFIDENCE_LAWS", "COR_ACTIONS", "COR_DELTAS", "COR_EPS",
-    "COR_REPS", "COR_S_VALUES",
+    "COR_REPS", "COR_S_VALUES", "flat_types", "flat_population", "flat_sweeps", "growth_ratio",
+    "bernoulli_deviations", "BERNOULLI_P", "COR_BERNOULLI_EPS", "FLAT_POP_SEED",
 ]
 
 CHAPTER_SEEDS = (2026, 2027)  # 2026: the sweep and verdicts; 2027: the second sample of the first figure
@@ -103,6 +115,9 @@ CHAPTER_SEEDS = (2026, 2027)  # 2026: the sweep and verdicts; 2027: the second s
 #: Cheap valid arguments for tests/test_api_fuzz.py (the other parameters keep their defaults).
 FUZZ_BASE = {
     "chapter_sweeps": {"seed": 0, "reps": 4, "s_values": (50, 100), "actions": (2, 20)},
+    "flat_sweeps": {"seed": 0, "reps": 4, "s_values": (50, 100), "actions": (2, 20)},
+    "flat_population": {"n_actions": 3, "n_types": 50},
+    "bernoulli_deviations": {"seed": 0, "reps": 4, "s_values": (10, 20)},
     "nindep_study": {"sweeps": None},
     "seeded_verdicts": {"sweeps": "not a sweep"},  # the full rows run in tests/test_seed_robustness.py
     "headline": {"sweeps": "not a sweep"},

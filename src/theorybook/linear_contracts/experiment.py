@@ -32,7 +32,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..device import one_thread
-from ..validate import integer, number
+from ..validate import integer, memory_guard, number
 from .engine import (
     ContractTypes,
     SweepResult,
@@ -78,6 +78,8 @@ FLAT_SEED_OFFSET = 2_000_003
 BERNOULLI_P = 0.5
 COR_BERNOULLI_EPS = 0.05  # puts its s*(δ) ≈ (z_δ·½/ε)² ≈ 110 … 1,080 on the confidence grid (24 … 1,935)
 BERNOULLI_SEED_OFFSET = 3_000_017
+#: The largest seed every seeded function accepts (each adds its offset to it).
+MAX_SEED = 2**63 - 1 - COR_SEED_OFFSET - FLAT_SEED_OFFSET - BERNOULLI_SEED_OFFSET
 
 
 def chapter_population(n_actions: int, n_types: int = N_TYPES, n_outcomes: int = N_OUTCOMES,
@@ -139,6 +141,7 @@ def bernoulli_deviations(seed: int, reps: int = REPS, s_values: tuple[int, ...] 
     s = [integer("s_values", x, 1) for x in s_values]
     if any(b <= a for a, b in zip(s, s[1:], strict=False)):
         raise ValueError(f"Invalid s_values: {s} (must be strictly increasing)")
+    memory_guard(3.0 * B * len(s) * 8, lower="reps or s_values")
     rng = np.random.default_rng(sd + BERNOULLI_SEED_OFFSET)
     inc = rng.binomial(np.diff([0, *s]), pp, size=(B, len(s)))
     return np.abs(np.cumsum(inc, axis=1) / np.asarray(s, dtype=np.float64) - pp)
@@ -289,7 +292,7 @@ def confidence_study(seed: int, reps: int = COR_REPS, s_values: tuple[int, ...] 
                      n_actions: int = COR_ACTIONS) -> ConfidenceStudy:
     """s*(δ) at fixed ε for each δ (Corollary 1.2: s = O(ln(1/δ)/ε²)) from ``reps`` nested i.i.d. streams drawn
     with ``seed`` on the chapter population with ``n_actions`` actions, and each law's misfit over δ."""
-    sd = integer("seed", seed, 0, 2**63 - 1 - COR_SEED_OFFSET)
+    sd = integer("seed", seed, 0, 2**63 - 1 - COR_SEED_OFFSET - BERNOULLI_SEED_OFFSET)
     B = integer("reps", reps, 2)
     e = number("eps", eps, 0.0, 1.0, low_open=True)
     if not isinstance(deltas, (tuple, list)):

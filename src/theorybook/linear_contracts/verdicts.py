@@ -1,10 +1,10 @@
 """Every row the linear-contracts chapter shows, the paper's claims they test, and their controls.
 
-``seeded_verdicts(seed, sweeps, confidence)`` — the stochastic rows (the headline n-independence experiment, the
-s^(−1/2) rate against EUM's faster-falling loss, Corollary 1.2's ln(1/δ) against Chebyshev's 1/δ, the generic per-n
-slopes, the EUM reduction); ``deterministic_verdicts()`` — sympy, the constants, the chaining integral, the
-engine against brute force, the monotonicity lemma with its control and what the tie rule buys;
-``headline(seed, sweeps, confidence)`` — the chapter's table (both, with ``PAPER_CLAIMS``).
+``seeded_verdicts(seed, sweeps, confidence, flat)`` — the stochastic rows (the headline n-independence experiment
+with its size check on the flat family, the s^(−1/2) rate, Corollary 1.2's ln(1/δ), the per-n slopes, the EUM
+reduction); ``deterministic_verdicts()`` — sympy, the constants, the chaining integral, the engine against brute
+force, the monotonicity lemma with its control and what the tie rule buys; ``headline(seed, sweeps, confidence,
+flat)`` — the chapter's table (both, with ``PAPER_CLAIMS``).
 """
 
 from __future__ import annotations
@@ -20,20 +20,26 @@ from ..validate import integer
 from .brute_force import attainment_gap, brute_force_parity, monotonicity_gap
 from .engine import ContractTypes, SweepResult, quantile_band, random_types
 from .experiment import (
+    BERNOULLI_P,
     COR_ACTIONS,
+    COR_BERNOULLI_EPS,
     COR_EPS,
     COR_REPS,
     DELTA,
     EPS,
+    MAX_SEED,
     MONO_ACTIONS,
     N_OUTCOMES,
     N_TYPES,
     POP_SEED,
     REPS,
     ConfidenceStudy,
+    NIndepStudy,
+    bernoulli_deviations,
     chapter_population,
     chapter_sweeps,
     confidence_study,
+    flat_sweeps,
     nindep_study,
 )
 from .theory import (
@@ -46,12 +52,13 @@ from .theory import (
     derive_piece_deviation,
 )
 
-__all__ = ["PAPER_CLAIMS", "SLOPE_BAND", "GROWTH_MAX", "MONO_T100", "COR_MISFIT_MAX", "seeded_verdicts",
+__all__ = ["PAPER_CLAIMS", "SLOPE_BAND", "GROWTH_C", "MONO_T100", "COR_MISFIT_MAX", "seeded_verdicts",
            "deterministic_verdicts", "headline"]
 
 PAPER_CLAIMS: tuple[PaperClaim, ...] = (
     PaperClaim("Thm1.1-n", "uniform convergence of the principal's utility from s = O(ln(1/δ)/ε²) sampled agents, "
-               "independent of the number of actions n (and outcomes m)", where="abstract"),
+               "independent of the number of actions n (and outcomes m)", where="abstract", headline=True,
+               regime="number of actions n"),
     PaperClaim("rate", "the sample complexity is O(ln(1/δ)/ε²), i.e. accuracy ε ∝ s^(−1/2)", where="abstract"),
     PaperClaim("Cor1.2", "EUM is optimal: U(α*) − U(α̂) ≤ ε with O(ln(1/δ)/ε²) samples, matching the "
                "Ω(ln(1/δ)/ε²) lower bound", where="abstract", regime="confidence δ"),
@@ -61,10 +68,16 @@ PAPER_CLAIMS: tuple[PaperClaim, ...] = (
                where="Lemma 2.1/2.2 (reviews)", source="secondary"),
 )
 
-#: The consistency band of the per-n log–log slopes (error model in the row's basis).
+#: The band of the per-n log–log slopes and of the rate row (error model in the rows' basis).
 SLOPE_BAND = (-0.6, -0.4)
-#: The headline threshold: ln s*(n) may not grow with ln ln n (slope ≤ 0).
-GROWTH_MAX = 0.0
+#: The headline: s*(n)/s*(2) may exceed 1 by at most the sampling noise of s*, measured on the flat family
+#: (bench/linear_contracts_pilot.py, pilot seeds 9121–9160: c = exp(mean + z·sd of ln G) − 1, z = 3.29).
+GROWTH_C = 0.37
+GROWTH_PILOT = "9121–9160"
+GROWTH_PILOT_LN = "+0.054 ± 0.077 (sd; largest G 1.29)"  # ln G on the flat family over the pilot seeds
+GROWTH_PILOT_MEAN_MIN = 3.61  # the per-action means' smallest G over the same pilot runs
+#: The union bound over the n actions: s* ∝ ln(2n/δ), so G = ln(2·2000/δ)/ln(2·2/δ).
+UNION_G = math.log(2 * 2000 / DELTA) / math.log(2 * 2 / DELTA)
 #: Corollary 1.2: the largest misfit √(1 − R²) a law of s*(δ) may have (pilot in the row's basis).
 COR_MISFIT_MAX = 0.3
 COR_PILOT = "9101–9116"
@@ -86,33 +99,24 @@ def _check_confidence(confidence: ConfidenceStudy | None) -> None:
                         "result)")
 
 
+def _check_flat(flat: dict[int, SweepResult] | None) -> None:
+    if flat is not None and not (isinstance(flat, dict) and flat and all(isinstance(r, SweepResult)
+                                                                         for r in flat.values())):
+        raise TypeError(f"Invalid flat: {type(flat).__name__} (must be None or flat_sweeps(...)'s dict)")
+
+
 def seeded_verdicts(seed: int, sweeps: dict[int, SweepResult] | None = None,
-                    confidence: ConfidenceStudy | None = None) -> Verdicts:
-    """The chapter's stochastic rows (display=False) from the sweep and the confidence scan drawn with ``seed``
-    (or the given ``sweeps`` and ``confidence``, as the chapter passes them to reuse its runs)."""
-    sd = integer("seed", seed, 0, 2**63 - 1)
+                    confidence: ConfidenceStudy | None = None, flat: dict[int, SweepResult] | None = None) -> Verdicts:
+    """The chapter's stochastic rows (display=False) from the sweep, the confidence scan and the flat-family sweep
+    drawn with ``seed`` (or the given ``sweeps``, ``confidence`` and ``flat``, as the chapter passes them to reuse
+    its runs)."""
+    sd = integer("seed", seed, 0, MAX_SEED)
     _check_sweeps(sweeps)
     _check_confidence(confidence)
+    _check_flat(flat)
     sw = chapter_sweeps(sd) if sweeps is None else sweeps
     v = Verdicts(f"Linear contracts — sampling (seed {sd})", display=False)
-    st = nindep_study(sw)
-    ns = ", ".join(f"{int(n):,}" for n in st.n)
-    shown = ", ".join(f"{s:,.0f}" for s in st.s_star)
-    alt_shown = ", ".join(f"{s:,.0f}" for s in st.mean_s_star)
-    v.less(f"Thm 1.1 n-independence: growth of s*(n) (least s with the {1 - DELTA:.0%} quantile of sup|Û_s − U| ≤ "
-           f"{EPS:g}) — slope of ln s* on ln ln n over n = {ns}", st.slope, GROWTH_MAX, kind="reproduces",
-           source="paper", tests="Thm1.1-n",
-           control=Control("the n per-action mean rewards, same draws: growth slope of the s* at which "
-                           "max_i |R̂_i − R̄_i| ≤ ε w.p. 1 − δ", st.mean_slope,
-                           why="a union bound over the actions (ε ∝ √(ln n/s)) is what earlier n-dependent bounds "
-                               "pay; estimating each action's mean reward uniformly is the statistic it controls, "
-                               "measured here, not assumed",
-                           tuned="none needed: the same index streams, ε, δ, s-grid and interpolation as s*(n)"),
-           basis="paper: 'independent of n' read as no growth (slope ≤ 0); pilot: seeds 9001–9012 (the same "
-                 "design) gave slopes −0.46 ± 0.04 (sd), so 0 lies ≥ 10 sd above the mean — false alarm ≪ 1e-3",
-           note=f"s*(n) = {shown}; the per-action means need {alt_shown}. On our family s* even falls with n (best "
-                "responses concentrate as the agent chooses among more actions); a family whose s* stays flat is "
-                "not tested here")
+    _nindep_rows(v, nindep_study(sw), nindep_study(flat_sweeps(sd) if flat is None else flat))
     z = z_threshold(1e-3, len(sw))
     for n, r in sw.items():
         q, se = quantile_band(r.sup_dev, 0.95)
@@ -120,13 +124,13 @@ def seeded_verdicts(seed: int, sweeps: dict[int, SweepResult] | None = None,
         a = (x - x.mean()) / ((x - x.mean()) ** 2).sum()
         se_slope = float(np.abs(a) @ se)  # worst case: the log-quantiles fully correlated, adversely
         v.between(f"rate per n (engine check): log–log slope of the 95% quantile of sup|Û_s − U| in s, n = {int(n):,}",
-                  loglog_slope(r.s, q).slope, *SLOPE_BAND, kind="consistency", source="paper",
+                  loglog_slope(r.s, q).slope, *SLOPE_BAND, kind="consistency", source="reconstruction",
                   basis=(f"model: order-statistic SE of each log-quantile (B = {REPS}); slope SE ≤ Σ|a_j|SE_j = "
                          f"{se_slope:.3f}; z(1e−3, {len(sw)} rows) = {z:.2f} → {z * se_slope:.3f} < 0.1, the band's "
                          "half-width fixed in advance"),
                   note="the CLT rate any finite class shows (a grid-only engine gives −0.49 too): a check of the "
                        "engine and the sampler, not of the paper")
-    _rate_row(v, sw)
+    _rate_row(v, sw, bernoulli_deviations(sd))
     _confidence_row(v, confidence_study(sd) if confidence is None else confidence)
     worst = max(float((r.subopt - 2 * r.sup_dev).max()) for r in sw.values())
     n_cases = sum(r.subopt.size for r in sw.values())
@@ -134,6 +138,49 @@ def seeded_verdicts(seed: int, sweeps: dict[int, SweepResult] | None = None,
            kind="consistency", source="derived", basis="model: float64 round-off of sums of ≤ 2,000 terms",
            note="the corollary's proof step, with α̂ (argmax of Û_s) and sup|Û_s − U| computed separately")
     return v
+
+
+def _growth_basis() -> str:
+    return (f"pilot: seeds {GROWTH_PILOT} on the flat family (s* cannot depend on n; populations and streams "
+            f"drawn from each seed, the chapter's pipeline) gave ln G = {GROWTH_PILOT_LN}; c = exp(mean + 3.29 sd) − 1 "
+            f"= {GROWTH_C:g}, a false alarm ≤ 1e−3 under a Gaussian model of ln G, fixed before the chapter's run; "
+            f"a union bound over the actions predicts G = ln(4000/δ)/ln(4/δ) = {UNION_G:.2f}, and the per-action "
+            f"means' G was ≥ {GROWTH_PILOT_MEAN_MIN:.2f} in every pilot run")
+
+
+def _nindep_rows(v: Verdicts, st: NIndepStudy, fl: NIndepStudy) -> None:
+    ns = ", ".join(f"{int(n):,}" for n in st.n)
+    shown = ", ".join(f"{s:,.0f}" for s in st.s_star)
+    alt_shown = ", ".join(f"{s:,.0f}" for s in st.mean_s_star)
+    per_action = ("the n per-action mean rewards, same draws: G of the s* at which max_i |R̂_i − R̄_i| ≤ ε "
+                  "w.p. 1 − δ")
+    v.less(f"Thm 1.1 n-independence: growth G = max_n s*(n)/s*(2) of the least s with the {1 - DELTA:.0%} quantile "
+           f"of sup|Û_s − U| ≤ {EPS:g}, over n = {ns} (chapter's family)", st.growth, 1 + GROWTH_C,
+           kind="reproduces", source="paper", tests="Thm1.1-n",
+           control=Control(per_action, st.mean_growth,
+                           why="a union bound over the actions (ε ∝ √(ln(2n/δ)/s)) is what earlier n-dependent "
+                               "bounds pay; estimating each action's mean reward uniformly is the statistic it "
+                               "controls, measured here, not assumed",
+                           tuned="none needed: the same index streams, ε, δ, s-grid, interpolation and ratio as s*(n)"),
+           scan=Scan("number of actions n", tuple(int(n) for n in st.n), tuple(float(s) for s in st.s_star)),
+           basis=_growth_basis(),
+           note=f"s*(n) = {shown}; the per-action means need {alt_shown}. On our family s* falls with n (slope "
+                f"{st.slope:+.2f} in ln ln n: best responses concentrate as the agent chooses among more actions), so "
+                f"a ln n factor smaller than the fall (×{st.s_star[0] / st.s_star[-1]:.1f} by n = 2,000) would "
+                "hide under it — the flat family's row shows the same test seeing the per-action means' growth where "
+                "nothing falls")
+    fshown = ", ".join(f"{s:,.0f}" for s in fl.s_star)
+    falt = ", ".join(f"{s:,.0f}" for s in fl.mean_s_star)
+    v.less(f"the headline test on the flat family (live part of the n = 2 law, n − 2 dominated actions; own streams):"
+           f" G over n = {ns}", fl.growth, 1 + GROWTH_C, kind="consistency", source="reconstruction",
+           control=Control(per_action + " (flat family)", fl.mean_growth,
+                           why="where s* cannot depend on n, the test must accept it and still reject the union "
+                               "bound's growth, with no fall of s* to hide it under",
+                           tuned="none needed: the same draws, ε, δ, s-grid, interpolation and ratio"),
+           basis=_growth_basis(),
+           note=f"s*(n) = {fshown}; the per-action means need {falt}. A check of the test's size and power at the "
+                "chapter's seed (its population is fixed, seed 11; the pilot's were drawn per seed), not evidence for "
+                "the paper: the dominated actions leave U unchanged by construction")
 
 
 def _mean_slope(s: np.ndarray, x: np.ndarray) -> tuple[float, float]:
@@ -146,50 +193,77 @@ def _mean_slope(s: np.ndarray, x: np.ndarray) -> tuple[float, float]:
     return loglog_slope(s, m).slope, float(np.abs(a) @ se)
 
 
-def _rate_row(v: Verdicts, sw: dict[int, SweepResult]) -> None:
+def _rate_row(v: Verdicts, sw: dict[int, SweepResult], bern: np.ndarray) -> None:
     fits = [_mean_slope(r.s, r.sup_dev) for r in sw.values()]
     fast = [_mean_slope(r.s, r.subopt) for r in sw.values()]
     slope = float(np.mean([f[0] for f in fits]))
     se = float(np.mean([f[1] for f in fits]))  # the SE of a mean of four is at most the mean of their SEs
     z = z_threshold(1e-3)
     ns = ", ".join(f"{int(n):,}" for n in sw)
-    s0, s1 = int(next(iter(sw.values())).s[0]), int(next(iter(sw.values())).s[-1])
+    s_grid = next(iter(sw.values())).s
+    s0, s1 = int(s_grid[0]), int(s_grid[-1])
+    b_slope = _mean_slope(s_grid, bern)[0]
     v.between(f"rate: log–log slope of the mean sup|Û_s − U| in s (s = {s0:,} … {s1:,}), averaged over n = {ns}",
-              slope, *SLOPE_BAND, kind="reproduces", source="paper", tests="rate",
-              control=Control("EUM's mean suboptimality U(α*) − U(α̂_s), same draws and fit: its slope",
-                              float(np.mean([f[0] for f in fast])),
-                              why="a sceptic's fast rate: excess risk under a margin (or realizable) condition falls "
-                                  "like s^(−1), so the principal's loss might beat ε ∝ s^(−1/2) — measured here on the "
-                                  "statistic such arguments bound, so the test is shown to see a faster rate",
-                              tuned="none needed: the same sweeps, s-grid, averaging over n and least-squares fit"),
+              slope, *SLOPE_BAND, kind="not_specific", source="paper", tests="rate",
+              control=[Control(f"the mean of s Bernoulli({BERNOULLI_P:g}) draws, |p̂_s − p|: its slope",
+                               b_slope,
+                               why="is the s^(−1/2) rate the paper's, or what any bounded statistic shows? The "
+                                   "plainest one, which needs no uniformity over α, no monotonicity and no chaining",
+                               tuned=f"the same s-grid, {bern.shape[0]} nested streams, mean over them and "
+                                     "least-squares fit (the slope does not depend on p)"),
+                       Control("EUM's mean suboptimality U(α*) − U(α̂_s), same draws and fit: its slope",
+                               float(np.mean([f[0] for f in fast])),
+                               why="a sceptic's fast rate: excess risk under a margin (or realizable) condition falls "
+                                   "like s^(−1), so the principal's loss might beat ε ∝ s^(−1/2) — measured here on "
+                                   "the statistic such arguments bound, so the test is shown to see a faster rate",
+                               tuned="none needed: the same sweeps, s-grid, averaging over n and least-squares fit")],
               basis=(f"model: CLT SE of each log-mean (B = {REPS}); slope SE ≤ Σ|a_j|SE_j = {se:.4f}; "
                      f"z(1e−3) = {z:.2f} → {z * se:.3f} < 0.1, the band's half-width (fixed in advance, as the "
                      "per-n rows'), so −1/2 passes w.p. ≥ 1 − 1e−3 and the fast rate −1 lies 5 half-widths out; "
-                     "pilot: seeds 9013–9024 gave −0.499 ± 0.003 (sd), the control −0.711 ± 0.009"),
+                     "pilot: seeds 9013–9024 gave −0.499 ± 0.003 (sd), the EUM control −0.711 ± 0.009"),
               note="per-n slopes " + ", ".join(f"{f[0]:.3f}" for f in fits) + "; EUM's " +
-                   ", ".join(f"{f[0]:.3f}" for f in fast) + " — the principal's loss falls faster than s^(−1/2) on "
-                   "our family (consistent with the O(·) upper bound, which is tight only for the worst case)")
+                   ", ".join(f"{f[0]:.3f}" for f in fast) + " — holds, but the s^(−1/2) rate is the CLT's: a "
+                   "Bernoulli mean shows it too, so the row cannot credit it to the paper; the principal's loss falls "
+                   "faster than s^(−1/2) on our family (the O(·) bound is tight only for the worst case)")
 
 
 def _confidence_row(v: Verdicts, cs: ConfidenceStudy) -> None:
+    if cs.bernoulli_misfit is None or cs.bernoulli_s_star is None:
+        raise ValueError("Invalid confidence: its Bernoulli control did not reach ε on the grid (run "
+                         "confidence_study at the chapter's design)")
     ds = ", ".join(f"{d:g}" for d in cs.delta)
     shown = ", ".join(f"{s:,.0f}" for s in cs.s_star)
+    b_shown = ", ".join(f"{s:,.0f}" for s in cs.bernoulli_s_star)
     v.less(f"Cor 1.2 ln(1/δ): misfit √(1 − R²) of s*(δ) = a + b·ln(1/δ), s*(δ) the least s with the (1 − δ)-quantile "
            f"of U(α*) − U(α̂_s) ≤ {cs.eps:g} (n = {COR_ACTIONS}, δ = {ds})", cs.misfit["ln(1/δ)"], COR_MISFIT_MAX,
-           kind="reproduces", source="paper", tests="Cor1.2",
-           control=Control("Chebyshev's law s*(δ) = a + b/δ, fitted to the same s*(δ): its misfit", cs.misfit["1/δ"],
-                           why="without exponential concentration — a variance (Chebyshev) bound, or an in-expectation "
-                               "guarantee — the sample size grows like 1/δ, not ln(1/δ); the rival law with the same "
-                               "two free parameters",
-                           tuned="none needed: least squares with the same two free parameters on the same s*(δ)"),
+           kind="not_specific", source="paper", tests="Cor1.2",
+           control=[Control("Chebyshev's law s*(δ) = a + b/δ, fitted to the same s*(δ): its misfit", cs.misfit["1/δ"],
+                            why="without exponential concentration — a variance (Chebyshev) bound, or an "
+                                "in-expectation guarantee — the sample size grows like 1/δ, not ln(1/δ); the rival law "
+                                "with the same two free parameters",
+                            tuned="none needed: least squares with the same two free parameters on the same s*(δ)"),
+                    Control("a fourth-moment law s*(δ) = a + b·δ^(−1/2), fitted to the same s*(δ): its misfit",
+                            cs.misfit["δ^(−1/2)"],
+                            why="a bound from the fourth moment (Markov on |X|⁴) gives s ∝ δ^(−1/2): a rival law "
+                                "between the two, with the same two free parameters",
+                            tuned="none needed: least squares with the same two free parameters on the same s*(δ)"),
+                    Control(f"the mean of s Bernoulli({BERNOULLI_P:g}) draws through the same pipeline (|p̂_s − p| ≤ "
+                            f"{COR_BERNOULLI_EPS:g}): the ln(1/δ) law's misfit", cs.bernoulli_misfit["ln(1/δ)"],
+                            why="ln(1/δ) is Hoeffding's for any bounded statistic: does EUM's loss show more than "
+                                "that? The plainest bounded statistic, which needs no part of the paper",
+                            tuned=f"the same {cs.reps:,} nested streams, s-grid, δ's, first crossing and fit; ε = "
+                                  f"{COR_BERNOULLI_EPS:g} puts its s*(δ) on the same grid (the misfit does not "
+                                  "depend on the statistic's scale)")],
            scan=Scan("δ", tuple(float(d) for d in cs.delta), tuple(float(s) for s in cs.s_star)),
            basis=(f"pilot: seeds {COR_PILOT} (the same design: B = {COR_REPS}, ε = {COR_EPS:g}) gave misfits "
                   f"{COR_PILOT_LN} for ln(1/δ) and {COR_PILOT_INV} for 1/δ; the bound {COR_MISFIT_MAX:g} was fixed "
                   "between them before the chapter's run, ≥ 5 pilot sd from each (false alarm ≪ 1e−3 under a Gaussian "
                   "spread)"),
-           note=f"s*(δ) = {shown}; the δ^(−1/2) law (a fourth-moment bound) has misfit {cs.misfit['δ^(−1/2)']:.3f} — "
-                "between the two, and not separated from ln(1/δ) at 1e−3 at this scale, so it is not claimed "
-                "excluded; the Ω lower bound (the 'optimal') is quoted, not tested")
+           note=f"s*(δ) = {shown}; the Bernoulli mean's s*(δ) = {b_shown}. Holds, and excludes Chebyshev's 1/δ, but "
+                "the bound admits the δ^(−1/2) law when its misfit is under it, and ln(1/δ) fits a plain bounded mean "
+                "as well as EUM's loss: the row shows exponential concentration, which any bounded statistic has, not "
+                "the corollary's content (the O(1/ε²) with a constant free of n and m); the Ω lower bound (the "
+                "'optimal') is quoted, not tested")
 
 
 def _mono_population(n: int) -> ContractTypes:
@@ -289,13 +363,13 @@ def _deterministic_verdicts() -> Verdicts:
 
 
 def headline(seed: int, sweeps: dict[int, SweepResult] | None = None,
-             confidence: ConfidenceStudy | None = None) -> Verdicts:
+             confidence: ConfidenceStudy | None = None, flat: dict[int, SweepResult] | None = None) -> Verdicts:
     """The chapter's table: the deterministic and the seeded rows, with ``PAPER_CLAIMS``."""
-    sd = integer("seed", seed, 0, 2**63 - 1)
+    sd = integer("seed", seed, 0, MAX_SEED)
     _check_sweeps(sweeps)
     _check_confidence(confidence)
+    _check_flat(flat)
     v = Verdicts("Linear contracts: sample complexity of EUM — headline claims", claims=PAPER_CLAIMS)
     v.extend(deterministic_verdicts())
-    v.extend(seeded_verdicts(sd, sweeps, confidence))
+    v.extend(seeded_verdicts(sd, sweeps, confidence, flat))
     return v
-
