@@ -282,6 +282,58 @@ def test_exact_shutdown_and_discounted_rows():
     assert not w.passed
 
 
+def test_grid_halving_covers_every_policy_a_row_compares():
+    """Review 2026-12-06: the grid-halving rows checked TS and the optimum, not the discontinuous shutdown the
+    shutdown row's 0.02 tolerance rests on. They now check every policy a row compares."""
+    from theorybook.thompson_online.verdicts import GRID_CHECKED, competitor_regrets, grid_halving
+
+    assert {"shutdown", "tempered", "tempered_shutdown"} <= set(GRID_CHECKED)
+    c = competitor_regrets(200, grid=801)
+    ch = grid_halving(c, 200, grid=801)  # 801 → 401 points
+    assert set(ch) == set(GRID_CHECKED)
+    assert all(0.0 <= x < 5e-3 for x in ch.values()), ch  # the coarser pair: still well inside 1e-3 × 5
+    assert ch["shutdown"] > 0.0  # a different grid gives a different number: the check is not vacuous
+    with pytest.raises(ValueError, match="Invalid fine"):
+        grid_halving({"ts": 1.0}, 200, grid=801)
+    with pytest.raises(TypeError, match="Invalid fine"):
+        grid_halving([1.0], 200, grid=801)
+    with pytest.raises(ValueError, match="Invalid grid"):
+        grid_halving(c, 200, grid=11)
+
+
+def test_exact_rows_drop_the_hollow_ordering_row_and_check_the_shutdown_grid():
+    """'Bayes-optimal ≤ TS, greedy' held for any correct DP (hollow): dropped. The headline claim is the (quoted)
+    regularised-greed identity."""
+    from theorybook.check import claim_outcome, headline_claim
+    from theorybook.thompson_online.verdicts import (
+        GRID_CHECKED,
+        PAPER_CLAIMS,
+        competitor_regrets,
+        exact_verdicts,
+    )
+
+    foc = theory.derive_first_order()
+    _, pos_residual = theory.derive_positive_part()
+    cov_residual, maxcov_residual = theory.derive_covariances()
+    _, pred_residual = theory.derive_predictive_variance()
+    _, r2_value = theory.derive_two_step_ts()
+    sol = solve_bandit(200, policies=POLICIES, shutdown_z=1.25, grid=801, device="cpu")
+    kw = dict(argmax_err=1e-8, quad_err=1e-13, foc=foc, pos_residual=pos_residual, cov_residual=cov_residual,
+              maxcov_residual=maxcov_residual, pred_residual=pred_residual, r2_value=r2_value, regret=sol.regret,
+              single_crossing=sol.single_crossing, competitors=competitor_regrets(200, grid=801))
+    v = exact_verdicts(grid_change={p: 2e-4 for p in GRID_CHECKED}, **kw)
+    assert v.passed, [(r.claim, r.reason) for r in v.failures]
+    assert not any("Bayes-optimal ≤" in r.claim for r in v.rows)
+    grid_rows = [r for r in v.rows if r.claim.startswith("grid ÷2")]
+    assert len(grid_rows) == len(GRID_CHECKED) and any("(shutdown)" in r.claim for r in grid_rows)
+    bad = exact_verdicts(grid_change={**{p: 2e-4 for p in GRID_CHECKED}, "shutdown": 2e-3}, **kw)
+    assert [r.claim for r in bad.failures] == ["grid ÷2 (1601 → 801 points) changes R₂₀₀(shutdown) by (relative)"]
+    with pytest.raises(ValueError, match="Invalid grid_change"):
+        exact_verdicts(grid_change={"ts": 1e-4, "optimal": 1e-4}, **kw)
+    head = headline_claim(PAPER_CLAIMS)
+    assert head["id"] == "regularised-greed" and claim_outcome(head, v.rows)[0] == "quoted"
+
+
 # ------------------------------------------------------------------------------------------------ validation
 @pytest.mark.parametrize("call", [
     lambda: ts_probability(0.1, 0.0),
