@@ -277,6 +277,56 @@ def test_verdict_controls_fail_the_rows_test():
     assert float(torch.linalg.vector_norm(H1[:, 1:, 0], dim=-1).min()) > 0.1
 
 
+def test_spam_rows_scan_and_controls():
+    """The SPAM rows scan their grids: the flip row reproduces (the arccos schedule and Ramsey fail it), the offset row
+    holds but is not specific (the arccos schedule passes it too, Ramsey fails); Eq. 43 has no row; the headline
+    claim is the abstract's Heisenberg claim."""
+    from theorybook.check import claim_outcome
+    from theorybook.drut_hamiltonian.experiment import SPAM_FLIPS, SPAM_OFFSETS
+    from theorybook.drut_hamiltonian.verdicts import PAPER_CLAIMS
+
+    v = seeded_verdicts(CHAPTER_SEEDS[0])
+    off = next(r for r in v.rows if r.claim.startswith("SPAM offset:"))
+    flip = next(r for r in v.rows if r.claim.startswith("SPAM flip:"))
+    assert off.kind == off.outcome == "not_specific" and off.holds
+    assert [c["passes"] for c in off.controls] == [False, True]  # Ramsey fails, the arccos schedule passes
+    assert flip.kind == flip.outcome == "reproduces" and not any(c["passes"] for c in flip.controls)
+    assert off.scan["values"] == [f"{x:g}" for x in SPAM_OFFSETS] and len(flip.scan["values"]) == len(SPAM_FLIPS)
+    d = deterministic_verdicts()
+    assert not any("Eq. 43" in r.claim for r in d.rows + v.rows)
+    heads = [c for c in PAPER_CLAIMS if c.headline]
+    assert [c.id for c in heads] == ["heisenberg"]
+    assert claim_outcome(next(c for c in PAPER_CLAIMS if c.id == "spam"), v.rows)[0] == "not_specific"
+
+
+def test_spam_seeds_follow_the_value_not_the_grid():
+    from theorybook.drut_hamiltonian import spam_study
+
+    a = spam_study(3, flips=(0.0, 0.15), offsets=(0.1,), reps=4, J=6)
+    b = spam_study(3, flips=(0.15,), offsets=(0.0, 0.05, 0.1), reps=4, J=6)
+    assert np.array_equal(a.rms_flip[:, 1], b.rms_flip[:, 0]) and np.array_equal(a.rms_offset[:, 0], b.rms_offset[:, 2])
+    with pytest.raises(ValueError):
+        spam_study(3, flips=(0.5,))
+
+
+def test_spam_pilot_numbers_match_the_committed_pilot():
+    import json
+    from pathlib import Path
+
+    from theorybook.drut_hamiltonian.verdicts import PILOT_SPAM as P
+
+    js = json.loads((Path(__file__).parents[1] / "bench" / "results" / "drut_hamiltonian_spam.json").read_text())
+    f, o = js["flip"], js["offset"]
+    assert o["rpe"]["scan_worst_max"] <= P["offset_rpe_max"] < o["rpe"]["scan_worst_max"] + 0.01
+    assert o["rpe_schedule_arccos"]["scan_worst_max"] <= P["offset_sched_max"] <= \
+        o["rpe_schedule_arccos"]["scan_worst_max"] + 0.01
+    assert P["offset_ramsey_min"] <= o["ramsey_atan2"]["scan_worst_min"] < P["offset_ramsey_min"] + 1
+    assert f["rpe"]["scan_worst_max"] <= P["flip_rpe_max"] < f["rpe"]["scan_worst_max"] + 0.01
+    assert P["flip_sched_min"] <= f["rpe_schedule_arccos"]["scan_worst_min"] < P["flip_sched_min"] + 0.1
+    assert P["flip_ramsey_min"] <= f["ramsey_atan2"]["scan_worst_min"] < P["flip_ramsey_min"] + 0.1
+    assert f["values"][-1] == 0.2 and f["rpe"]["seeds_above_bound"][-1] == P["flip_rpe_02_above"]
+
+
 # -- the widget --------------------------------------------------------------------------------------------------------
 def test_widget_extremes():
     from theorybook.drut_hamiltonian.widgets import explorer

@@ -4,7 +4,8 @@ The paper's text beyond the abstract could not be read, so its statements come f
 ([secondary]); :data:`PAPER_CLAIMS` lists them. Builders:
 
 * :func:`derivation_verdicts` — the sympy identities and the qutip peer check (computed by the chapter, passed in);
-* :func:`deterministic_verdicts` — the Fock simulation, the recovery, the twirl, the kicks and Eq. 43;
+* :func:`deterministic_verdicts` — the Fock simulation, the recovery, the twirl and the kicks (Eq. 43 has no
+  row: it holds by construction, :data:`PAPER_CLAIMS`);
 * :func:`seeded_verdicts` — RPE vs Ramsey, the audit's two-mode run and SPAM for one seed;
 * :func:`headline` — all three in the chapter's one table (it carries :data:`PAPER_CLAIMS`).
 
@@ -24,7 +25,7 @@ import numpy as np
 import sympy as sp
 import torch
 
-from ..check import Control, PaperClaim, Verdicts
+from ..check import Control, PaperClaim, Scan, Verdicts
 from ..device import one_thread, resolve_device, to_numpy
 from ..fit import loglog_slope
 from ..validate import integer
@@ -40,26 +41,27 @@ from .experiment import (
     N_FOCK,
     REPS,
     SPAM_FLIP,
+    SPAM_FLIPS,
     SPAM_OFFSET,
+    SPAM_OFFSETS,
     AuditStudy,
     ScalingStudy,
     SpamStudy,
     Z,
     _setup,
     audit_study,
-    eq43_ratios,
     scaling_study,
     spam_study,
     vacuum_cumulants,
 )
 
 # derivation_verdicts / headline take the chapter's sympy results: not fuzzed, so not in __all__
-__all__ = ["PAPER_CLAIMS", "EFFICIENCY", "deterministic_verdicts", "seeded_verdicts"]
+__all__ = ["PAPER_CLAIMS", "EFFICIENCY", "deterministic_verdicts", "seeded_verdicts", "spam_ratios"]
 
 PAPER_CLAIMS: tuple[PaperClaim, ...] = (
     PaperClaim("heisenberg", "Displacement plus random unitary transformation learns every coefficient of a "
                "continuous-variable (bosonic) Hamiltonian at the Heisenberg limit: total evolution time O(1/ε) for "
-               "RMSE ε.", where="abstract", source="paper"),
+               "RMSE ε.", where="abstract", source="paper", headline=True),
     PaperClaim("T1", "Theorem 1: for a generic multi-mode bosonic Hamiltonian of fixed degree, D-RUT with robust "
                "phase estimation reaches coefficient RMSE ε with total time O(1/ε).", where="Theorem 1",
                source="secondary"),
@@ -69,8 +71,9 @@ PAPER_CLAIMS: tuple[PaperClaim, ...] = (
                where="Eqs. 20–25", source="secondary"),
     PaperClaim("eq43", "Design errors move the coefficients by at most ‖δg‖ ≤ (L_C/σ_min(K))‖δβ‖.", where="Eq. 43",
                source="secondary", quoted_only=True, reason_class="no measurable consequence",
-               why="a norm inequality that holds by construction (Lipschitz bound times the pseudo-inverse's norm): "
-                   "checked as a consistency row, not a reproduction"),
+               why="a norm inequality that holds by construction (a Lipschitz bound times the pseudo-inverse's "
+                   "norm): any design and any C satisfy it, so a check of it tests nothing (the chapter shows the "
+                   "ratio as an illustration, without a verdict)"),
     PaperClaim("T2", "Theorem 2: the first-quantised version reaches RMSE ε_G in Õ(1/ε_G), with a bisection for the "
                "squeezing parameter.", where="Theorem 2", source="secondary", quoted_only=True,
                why="first quantisation (learning the physical parameters of H(x̂, p̂) through a Bogoliubov/squeezing "
@@ -94,6 +97,11 @@ PAPER_CLAIMS: tuple[PaperClaim, ...] = (
 #: 1.7. The upper end 3 propagates into every RMSE bound below (never fitted to this chapter's run).
 EFFICIENCY = (1.0, 3.0)
 SLOPE_BAND = 0.07
+#: The SPAM scans' pilot (bench/drut_hamiltonian_spam.py, seeds 9001–9040; results in
+#: bench/results/drut_hamiltonian_spam.json, which a test checks these against): each estimator's RMSE ÷ the row's
+#: bound, worst over the scan, its largest (or smallest) value over the seeds, rounded outwards.
+PILOT_SPAM = {"offset_rpe_max": 0.49, "offset_sched_max": 0.67, "offset_ramsey_min": 1309,
+              "flip_rpe_max": 0.79, "flip_sched_min": 6.9, "flip_ramsey_min": 20.4, "flip_rpe_02_above": 1}
 EPS = float(np.finfo(np.float64).eps)
 
 _SLOPE_BASIS = ("model: ±0.07 = slope s.e. ≈ 0.005 (each RMSE pools ≥ 64 × 27 errors, relative s.e. ≈ 2 %) × 3.3 "
@@ -145,7 +153,7 @@ def _eigen_residual(H: torch.Tensor, C: torch.Tensor) -> float:
 
 def deterministic_verdicts() -> Verdicts:
     """Rows without sampling: the vacuum eigen-equation (control: no twirl), the recovery, the twirl algebra on the
-    Fock space, the random-kick cumulants and Eq. 43 (control: the bound without the design's conditioning)."""
+    Fock space and the random-kick cumulants."""
     dev = resolve_device(None)
     with one_thread(dev):
         return _deterministic(dev)
@@ -252,30 +260,39 @@ def _deterministic(dev: torch.device) -> Verdicts:
     v.close("random-kick twirl (dt = 0.05, t = 20): phase error = κ₃ dt² t/6", float(f"{phase:.9g}"),
             k3 * dt**2 * t_end / 6, rtol=0.1, kind="consistency", source="derived",
             basis="model: next term O(κ₅ dt⁴ t), a few % of the kept one at dt = 0.05")
-    r43 = eq43_ratios()
-    smin = float(torch.linalg.svdvals(s1.design.K).min())
-    v.less("Eq. 43: max over 200 random δβ of ‖δg‖ / (L_C/σ_min(K)·‖δβ‖)", round(float(r43.max()), 4), 1.0,
-           kind="consistency", source="secondary",
-           control=Control("the bound without the design's conditioning, ‖δg‖/(L_C‖δβ‖)",
-                           round(float(r43.max()) / smin, 4)),
-           basis="paper: Eq. 43's inequality (ratio ≤ 1)",
-           note=f"L_C = 2Σ|g_pq| p R^(p+q−1) bounds |∇C| on the disc; σ_min(K) = {smin:.3f}; median ratio "
-                f"{float(np.median(r43)):.3f} (the bound's slack). The control shows the 1/σ_min factor is needed")
     return v
 
 
 def seeded_verdicts(seed: int, *, studies: tuple[ScalingStudy, AuditStudy, SpamStudy] | None = None) -> Verdicts:
     """The chapter's statistical rows for ``seed``: RPE vs Ramsey (one mode and the audit's two modes), the
     coefficient RMSE against the CRB-based bound, and SPAM. ``studies``: the chapter's own runs for this seed
-    (``scaling_study``, ``audit_study``, ``spam_study`` with ``SPAM_FLIP``/``SPAM_OFFSET`` among their values)."""
+    (``scaling_study``, ``audit_study``, ``spam_study`` with ``SPAM_FLIPS``/``SPAM_OFFSETS`` among their values)."""
     seed = integer("seed", seed, 0)
     if studies is None:
         studies = (scaling_study(seed), audit_study(seed),
-                   spam_study(seed, flips=(0.0, SPAM_FLIP), offsets=(0.0, SPAM_OFFSET)))
+                   spam_study(seed, flips=SPAM_FLIPS, offsets=SPAM_OFFSETS))
     sc, au, sp_ = studies
     if not (isinstance(sc, ScalingStudy) and isinstance(au, AuditStudy) and isinstance(sp_, SpamStudy)):
         raise TypeError("Invalid studies: must be (ScalingStudy, AuditStudy, SpamStudy)")
     return _seeded_rows(sc, au, sp_)
+
+
+def spam_ratios(study: SpamStudy) -> tuple[np.ndarray, np.ndarray]:
+    """The SPAM rows' statistics: each estimator's RMSE of C (rows RPE, Ramsey atan2, Ramsey arccos, RPE's schedule
+    read by arccos) divided by the row's bound — ``ε/2^J + 3·CRB`` at each offset of :data:`SPAM_OFFSETS`, and
+    ``3·CRB/(1 − 2δ)`` at each flip of :data:`SPAM_FLIPS` (J = 12). Returns ``(offsets (4, 3), flips (4, 3))``."""
+    if not isinstance(study, SpamStudy):
+        raise TypeError(f"Invalid study: {type(study).__name__} (must be a SpamStudy)")
+    missing = [x for x in SPAM_OFFSETS if x not in list(study.offsets)] + [
+        x for x in SPAM_FLIPS if x not in list(study.flips)]
+    if missing:
+        raise ValueError(f"Invalid study: values {missing} missing (need offsets {SPAM_OFFSETS}, flips {SPAM_FLIPS})")
+    cap = EFFICIENCY[1] * crb(rpe_schedule(12), 12)
+    ro = study.rms_offset[:, [list(study.offsets).index(e) for e in SPAM_OFFSETS]] / np.array(
+        [e / 2**12 + cap for e in SPAM_OFFSETS])
+    rf = study.rms_flip[:, [list(study.flips).index(f) for f in SPAM_FLIPS]] / np.array(
+        [cap / (1 - 2 * f) for f in SPAM_FLIPS])
+    return ro, rf
 
 
 def _seeded_rows(sc: ScalingStudy, au: AuditStudy, sp_: SpamStudy) -> Verdicts:
@@ -337,37 +354,58 @@ def _seeded_rows(sc: ScalingStudy, au: AuditStudy, sp_: SpamStudy) -> Verdicts:
     i_o = list(sp_.offsets).index(SPAM_OFFSET)
     i_f = list(sp_.flips).index(SPAM_FLIP)
     crb_J = crb(rpe_schedule(12), 12)  # the SPAM runs' schedule
+    cap = EFFICIENCY[1] * crb_J
     n = sp_.n_samples
     se = math.sqrt(2.0 / sp_.time) / math.sqrt(n)  # s.d. of one Ramsey estimate ≤ √(2/T) (atan2, δ = 0)
-    bias = SPAM_OFFSET / 2**12
-    v.less(f"SPAM: RPE RMSE_C at J = 12 with ancilla phase offset ε = {SPAM_OFFSET:g}", sp_.rms_offset[0, i_o],
-           bias + EFFICIENCY[1] * crb_J, kind="reproduces", source="secondary", tests="spam",
-           control=Control("Ramsey (atan2) at the same time and offset", sp_.rms_offset[1, i_o],
-                           why="the textbook estimator at the same total time and the same ancilla offset; on RPE's "
-                               "own schedule every branch-tracking estimator carries the same ε/t_J (the naive "
-                               f"arccos there: {sp_.rms_offset[3, i_o]:.2e}), so the offset's tolerance is the "
-                               "schedule's, and the alternative to it is a different schedule",
-                           tuned="none needed: same total time, shots and offset (Ramsey's single time t = 1)"),
-           basis=f"model: bias ε/2^J = {bias:.1e} + 3 × CRB = {EFFICIENCY[1] * crb_J:.1e} (efficiency band)",
-           note="a branch error needs |2e_(j−1) − e_j + ε| > π; Ramsey carries the whole offset ε/t")
+    P = PILOT_SPAM
+    ro, rf = spam_ratios(sp_)  # (estimator, ε) and (estimator, δ): RMSE ÷ the row's bound
+    show = (lambda r: ", ".join(f"{x:.2f}" for x in r))  # noqa: E731
+    v.less(f"SPAM offset: RPE's RMSE_C at J = 12 ÷ (ε/2^J + 3·CRB), worst over ε ∈ {{{show(SPAM_OFFSETS)}}}",
+           float(ro[0].max()), 1.0, kind="not_specific", source="secondary", tests="spam",
+           control=[Control("Ramsey (atan2) at the same total time and offsets", float(ro[1].max()),
+                            why="the textbook estimator at the same total time and the same ancilla offset",
+                            tuned="none needed: same total time, shots and offsets (Ramsey's single time t = 1)"),
+                    Control("RPE's own schedule read by the naive arccos (same shots, times, branch tracking)",
+                            float(ro[3].max()),
+                            why="the ablation of RPE's estimator: any estimator that tracks the branch out to "
+                                "t_J = 2^J divides the offset by t_J — is the tolerance RPE's, or the schedule's?",
+                            tuned="none needed: same schedule, shots, total time and offsets as RPE")],
+           scan=Scan("ancilla phase offset ε", SPAM_OFFSETS, tuple(float(x) for x in ro[0])),
+           basis=f"model: bias ε/2^J + 3 × CRB = ε/4096 + {cap:.1e} (the efficiency band's upper end); pilot seeds "
+                 f"9001–9040 (bench/drut_hamiltonian_spam.py): RPE's worst ratio ≤ {P['offset_rpe_max']}, the "
+                 f"arccos schedule's ≤ {P['offset_sched_max']}, Ramsey's ≥ {P['offset_ramsey_min']:.0f}",
+           note="holds for RPE, and as well for the naive arccos on RPE's schedule (ratios per ε: RPE "
+                f"{show(ro[0])}; arccos schedule {show(ro[3])}; Ramsey {show(ro[1])}): the offset is divided by the "
+                "long times of the schedule, which any branch-tracking estimator shares — what this row shows is a "
+                "property of the Heisenberg schedule, not of RPE's estimator. A branch error needs "
+                "|2e_(j−1) − e_j + ε| > π; Ramsey carries the whole offset ε/t")
     v.close(f"SPAM: Ramsey mean error with offset ε = {SPAM_OFFSET:g} equals ε/t", sp_.mean_offset[1, i_o],
             SPAM_OFFSET, atol=Z * se, kind="consistency", source="derived",
             basis="model: mean of n independent estimates, each with s.d. ≤ √(2/T); atol = z(1e-3) s.e.")
     vis = 1 - 2 * SPAM_FLIP
-    v.less(f"SPAM: RPE RMSE_C at J = 12 with readout flip δ = {SPAM_FLIP:g}", sp_.rms_flip[0, i_f],
-           EFFICIENCY[1] * crb_J / vis, kind="reproduces", source="secondary", tests="spam",
-           control=Control("RPE's own schedule read by the naive arccos: same shots, times and branch tracking",
-                           sp_.rms_flip[3, i_f],
-                           why="the ablation of RPE's estimator: what the schedule alone tolerates when each level's "
-                               "phase is read as arccos of the shrunken ⟨X⟩",
-                           tuned="none needed: same schedule, shots, total time and flip as RPE"),
-           basis=f"model: 3 × CRB/(1 − 2δ) = {EFFICIENCY[1] * crb_J / vis:.1e} (the flip shrinks the contrast; "
-                 "atan2 is unbiased); δ = 0.15 fixed on pilot replicates (500 sets of 64 × 22 estimates, seeds "
-                 "12345 and 54321): RPE's RMSE ≤ 0.84 of the bound in all, the control's ≥ 2.4 of it in all — at "
-                 "δ = 0.1 the control's branch errors are too rare (41 % of sets pass)",
-           note=f"the naive estimator reads (1 − 2δ)cos φ as cos φ and is biased at first order in δ; at each level "
-                f"that bias triggers branch errors on the long times. Naive arccos Ramsey at t = 1: "
-                f"{sp_.rms_flip[2, i_f]:.2e}")
+    v.less(f"SPAM flip: RPE's RMSE_C at J = 12 ÷ 3·CRB/(1 − 2δ), worst over δ ∈ {{{show(SPAM_FLIPS)}}}",
+           float(rf[0].max()), 1.0, kind="reproduces", source="secondary", tests="spam",
+           control=[Control("RPE's own schedule read by the naive arccos (same shots, times, branch tracking)",
+                            float(rf[3].max()),
+                            why="the ablation of RPE's estimator: what the schedule alone tolerates when each "
+                                "level's phase is read as arccos of the shrunken ⟨X⟩",
+                            tuned="none needed: same schedule, shots, total time and flips as RPE"),
+                    Control("Ramsey (atan2) at the same total time and flips", float(rf[1].max()),
+                            why="the textbook estimator at the same total time: unbiased under a symmetric flip, "
+                                "but at the standard quantum limit",
+                            tuned="none needed: same total time, shots and flips (Ramsey's single time t = 1)")],
+           scan=Scan("readout flip rate δ", SPAM_FLIPS, tuple(float(x) for x in rf[0])),
+           basis=f"model: 3 × CRB/(1 − 2δ) (the flip shrinks the contrast; atan2 is unbiased); pilot seeds "
+                 f"9001–9040 (bench/drut_hamiltonian_spam.py): RPE's worst ratio over the scan ≤ "
+                 f"{P['flip_rpe_max']}, the arccos schedule's ≥ {P['flip_sched_min']}, Ramsey's ≥ "
+                 f"{P['flip_ramsey_min']}. The scan stops at δ = 0.15: at δ = 0.2 RPE's own branch decisions begin "
+                 f"to fail (above the bound on {P['flip_rpe_02_above']} of 40 pilot seeds) — its tolerance is "
+                 "bounded, as the claim says",
+           note=f"ratios per δ: RPE {show(rf[0])}; arccos schedule {show(rf[3])}; Ramsey {show(rf[1])}. The naive "
+                "estimator reads (1 − 2δ)cos φ as cos φ, biased at first order in δ; at each level that bias "
+                "triggers branch errors on the long times — rarely at δ ≤ 0.1 (it passes there on some seeds), "
+                "always at 0.15. 'Tolerates' here means reading both quadratures (atan2), for symmetric flips. "
+                f"Naive arccos Ramsey at t = 1, δ = {SPAM_FLIP:g}: {sp_.rms_flip[2, i_f]:.2e}")
     v.close(f"SPAM: Ramsey (atan2) mean error with flip δ = {SPAM_FLIP:g} is 0", sp_.mean_flip[1, i_f], 0.0,
             atol=Z * se / vis, kind="consistency", source="derived",
             basis="model: ⟨X⟩, ⟨Y⟩ shrink alike; per-estimate s.d. ≤ √(2/T)/(1 − 2δ); atol = z(1e-3) s.e.")
