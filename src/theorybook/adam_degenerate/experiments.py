@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 import numpy as np
+import torch
 
 from .. import validate
 from ..fit import line_fit, loglog_slope
@@ -231,8 +232,18 @@ MIXED_METHODS = {
 
 
 def mixed_loss(x: Any, y: Any) -> Any:
-    """The recovered Sec. 7 loss ¼(x−y)² + (x+y)⁴/16: quadratic across the valley x = y, quartic along it."""
-    return 0.25 * (x - y) ** 2 + (x + y) ** 4 / 16
+    """The recovered Sec. 7 loss ¼(x−y)² + (x+y)⁴/16: quadratic across the valley x = y, quartic along it.
+
+    ``x`` and ``y`` are finite numbers, arrays or tensors of broadcastable shapes; returns a float for scalars, else
+    a tensor on ``x``'s device."""
+    xt, yt = validate.finite_tensor("x", x), validate.finite_tensor("y", y)
+    try:
+        torch.broadcast_shapes(xt.shape, yt.shape)
+    except RuntimeError as err:
+        raise ValueError(f"Invalid y: shape {tuple(yt.shape)} does not broadcast with x's {tuple(xt.shape)}") from err
+    yt = yt.to(xt.device, torch.promote_types(xt.dtype, yt.dtype))
+    out = 0.25 * (xt - yt) ** 2 + (xt + yt) ** 4 / 16
+    return float(out) if out.ndim == 0 else out
 
 
 def _mixed_grad(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -273,13 +284,13 @@ def mixed_race(methods: dict[str, tuple[float, Any]] | None = None, *, etas: tup
         validate.number(f"methods[{name!r}] beta1", spec[0], 0.0, 1.0, high_open=True)
         if spec[1] is not None and spec[1] != "norm":
             validate.number(f"methods[{name!r}] beta2", spec[1], 0.0, 1.0, high_open=True)
-    if isinstance(etas, (str, bytes)) or not hasattr(etas, "__len__") or not 3 <= len(etas) <= 64:
-        raise TypeError(f"Invalid etas: {etas!r} (must be a sequence of 3 to 64 step sizes)")
+    if not isinstance(etas, (tuple, list)) or not 3 <= len(etas) <= 64:
+        raise TypeError(f"Invalid etas: {etas!r} (must be a tuple or list of 3 to 64 step sizes)")
     eg = tuple(validate.number(f"etas[{i}]", e, 0.0, 1e6, low_open=True) for i, e in enumerate(etas))
     if list(eg) != sorted(set(eg)):
         raise ValueError(f"Invalid etas: {etas!r} (must be strictly increasing)")
-    if isinstance(budgets, (str, bytes)) or not hasattr(budgets, "__len__") or not budgets:
-        raise TypeError(f"Invalid budgets: {budgets!r} (must be a non-empty sequence of step counts)")
+    if not isinstance(budgets, (tuple, list)) or not budgets:
+        raise TypeError(f"Invalid budgets: {budgets!r} (must be a non-empty tuple or list of step counts)")
     bs = tuple(validate.integer(f"budgets[{i}]", b, 1, 200_000) for i, b in enumerate(budgets))
     if list(bs) != sorted(set(bs)):
         raise ValueError(f"Invalid budgets: {budgets!r} (must be strictly increasing)")

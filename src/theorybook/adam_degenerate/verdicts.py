@@ -40,22 +40,22 @@ __all__ = ["PAPER_CLAIMS", "HEADLINE_KEYS", "spiral_rows", "fixed_point_rows", "
 
 PAPER_CLAIMS: tuple[PaperClaim, ...] = (
     PaperClaim("linear", "Adam with a constant step converges linearly on the highly degenerate polynomials "
-               "x^k/k (k ≥ 4 even), where gradient descent and momentum converge only sublinearly",
+               "xᵏ/k (k ≥ 4 even), where gradient descent and momentum converge only sublinearly",
                where="abstract", source="paper", headline=True),
     PaperClaim("fig2a", "The slope of ln L per step is ≈ −0.0726 for k = 4 and ≈ −0.0544 for k = 6 "
                "(k ln β₂ / (2(k−2)))", where="Fig. 2(a)", source="secondary"),
     PaperClaim("eq8", "The fixed point is locally asymptotically stable iff β₁ < β₂^(k/(2(k−2))) (Eq. 8)",
                where="Theorem 4.1", source="secondary"),
-    PaperClaim("thm5.1", "GD, gradient flow and heavy-ball momentum converge as x_t = Θ(t^(−1/(k−2)))",
+    PaperClaim("thm5.1", "GD, gradient flow and heavy-ball momentum converge as xₜ = Θ(t^(−1/(k−2)))",
                where="Theorems 5.1, 5.3", source="secondary"),
-    PaperClaim("lemma5.4", "Decoupling: once x_t → 0, v_t/v_(t−1) → β₂ (v_t ~ β₂^t)", where="Lemma 5.4",
+    PaperClaim("lemma5.4", "Decoupling: once xₜ → 0, vₜ/v_(t−1) → β₂ (vₜ ~ β₂ᵗ)", where="Lemma 5.4",
                source="secondary"),
     PaperClaim("thm5.7", "RMSProp (β₁ = 0) converges linearly at β₂^(1/(2(k−2))); its fixed point is stable iff "
                "β₂ > ((k−2)/k)^(2(k−2))", where="Theorem 5.7", source="secondary"),
     PaperClaim("thm6.1", "Three regimes in (β₁, β₂): I stable linear convergence; II fast convergence then loss "
-               "spikes; III v_t tracks g_t² (coupling ratio ≈ 1) and Adam oscillates like SignGD at ≈ L(η/2)",
+               "spikes; III vₜ tracks gₜ² (coupling ratio ≈ 1) and Adam oscillates like SignGD at ≈ L(η/2)",
                where="Theorem 6.1", source="secondary"),
-    PaperClaim("fig1", "On the strongly convex x²/2 the effective curvature λ_t grows past 2/η (Adam spikes); "
+    PaperClaim("fig1", "On the strongly convex x²/2 the effective curvature λₜ grows past 2/η (Adam spikes); "
                "on x⁴/4 it settles", where="Fig. 1", source="secondary"),
     PaperClaim("remark5.8", "Complexity separation: GD needs ε^(−(k−2)) steps, Adam (k−2) ln(1/ε)",
                where="Remark 5.8", source="secondary"),
@@ -103,7 +103,7 @@ def spiral_rows(spirals: Iterable[Spiral], title: str = "Adam — spiral around 
                 basis="model: nonlinearity ≤ 1e-2 at the band's edge shifts the period by O(1e-4); crossing "
                       "interpolation ≤ 1e-3 step per turn",
                 note=f"{s.turns} turns in window {s.window}: the derived Jacobian's angle, read off a trajectory")
-        v.close(f"regime {reg} {s.setting}: det J from the Casoratian of ω_t − ω* = β₁β₂^(−k/(2(k−2)))", s.det,
+        v.close(f"regime {reg} {s.setting}: det J from the Casoratian of ωₜ − ω* = β₁β₂^(−k/(2(k−2)))", s.det,
                 s.fp.det, rtol=1e-4, kind="consistency", source="derived",
                 basis="model: nonlinear terms move ln Q_t by O(1e-2) over a rise of ≥ 5 across the window",
                 note="slope of ln Q_t, Q_t = d_(t+1)² − d_t d_(t+2): det J < 1 is exactly Eq. 8")
@@ -111,21 +111,21 @@ def spiral_rows(spirals: Iterable[Spiral], title: str = "Adam — spiral around 
 
 
 def fixed_point_rows(lr: float = 1e-3, steps: int = 3000) -> Verdicts:
-    """ω_t → ω* and λ_t → λ* at the paper's setting (4, 0.9, 0.93), read at t = ``steps``."""
+    """ωₜ → ω* and λₜ → λ* at the paper's setting (4, 0.9, 0.93), read at t = ``steps``."""
     fp = fixed_point(4, 0.9, 0.93, lr)
     path = adam_path(4, 0.9, 0.93, lr, steps)
     v = Verdicts("Adam — fixed point", display=False)
     basis = "model: |eig J|^3000 < 1e-21; rounding of m/x³ ~ 1e-15; the (1−β₂)x² correction < 1e-40"
-    v.close(f"ω_t → ω* at (4, 0.9, 0.93), t = {steps}", path.omega[-1], fp.omega, rtol=1e-9, kind="consistency",
+    v.close(f"ωₜ → ω* at (4, 0.9, 0.93), t = {steps}", path.omega[-1], fp.omega, rtol=1e-9, kind="consistency",
             source="derived", basis=basis, note="the derived fixed point is the one the recurrence settles at")
-    v.close(f"λ_t → λ* at (4, 0.9, 0.93), t = {steps}", path.lam[-1], fp.lam, rtol=1e-9, kind="consistency",
+    v.close(f"λₜ → λ* at (4, 0.9, 0.93), t = {steps}", path.lam[-1], fp.lam, rtol=1e-9, kind="consistency",
             source="derived", basis=basis, note="as above")
     return v
 
 
 def deterministic_verdicts() -> Verdicts:
     """The chapter's fixed-point and spiral rows (cheap: four scalar runs, well under a second)."""
-    v = Verdicts("Adam on x^k/k — fixed point and spiral (deterministic)", display=False)
+    v = Verdicts("Adam on xᵏ/k — fixed point and spiral (deterministic)", display=False)
     v.extend(fixed_point_rows())
     v.extend(spiral_rows(spiral_experiment(*key, start_at_fixed_point=at_fp) for key, at_fp in SPIRAL_SETTINGS))
     return v
@@ -146,7 +146,7 @@ def momentum_rows(momentum: Mapping[tuple[int, str], MomentumTail]) -> Verdicts:
         bias = mt.flow_exponent + 1 / (k - 2)
         v.close(f"heavy-ball tail exponent, k={k}, {m0} (Theorem 5.3: −1/(k−2)), steps 1e5–1e6", mt.exponent,
                 -1 / (k - 2), atol=0.02, kind="reproduces", source="secondary", tests="thm5.1",
-                control=Control(f"heavy ball on x^{k + 2} (m₀ = 0): same fit, same window", rival.exponent,
+                control=Control(f"heavy ball on x^({k + 2}) (m₀ = 0): same fit, same window", rival.exponent,
                                 why="the rival exponent −1/k of the next degree, from a run that is asymptotic on the "
                                     "window (from m₀ = g₀ the x⁸ run overshoots and is still far from its tail at "
                                     "10⁶ steps)",
@@ -156,7 +156,7 @@ def momentum_rows(momentum: Mapping[tuple[int, str], MomentumTail]) -> Verdicts:
                       f"{mt.flow_exponent:.4f} on the window (bias {bias:.1e}, the offset left by the early "
                       "overshoot); atol 0.02, the GD rows' tolerance, is above that bias and below half the gap "
                       f"2/(k(k−2)) = {2 / (k * (k - 2)):.3f} to the rival exponent",
-                note=f"log–log slope of |x_t| over steps {mt.window[0]:,}–{mt.window[1]:,}; EMA momentum (lr 0.1, "
+                note=f"log–log slope of |xₜ| over steps {mt.window[0]:,}–{mt.window[1]:,}; EMA momentum (lr 0.1, "
                      "β = 0.9). On steps 2000–20000 the exponent still depends on the buffer's start and on k "
                      "(the transient the early overshoot leaves), so both starts are tested here")
     return v
@@ -214,22 +214,22 @@ def headline(r: Mapping[str, Any], *, display: bool = True) -> Verdicts:
     missing = [k for k in HEADLINE_KEYS if k not in r]
     if missing:
         raise ValueError(f"Invalid r: missing keys {missing}")
-    v = Verdicts("Adam on x^k/k — headline claims", display=display, claims=PAPER_CLAIMS)
+    v = Verdicts("Adam on xᵏ/k — headline claims", display=display, claims=PAPER_CLAIMS)
     b2 = float(r["beta2"])
     L = np.asarray(r["L"])
 
-    gd_why = "the method the paper beats: a constant step without adaptive scaling, sublinear on x^k/k"
+    gd_why = "the method the paper beats: a constant step without adaptive scaling, sublinear on xᵏ/k"
     gd_tuned = ("the third-party reproduction's lr 0.1 (the stable step from x₀ = 1 for every k here); same start, "
                 "same window")
     # ---- reproduces: linear rate (abstract; Eq. 10) at k = 8, against gradient descent on the same problem
     ratio8 = r["rates"][8][0]
-    v.close("rate x_(t+1)/x_t, k=8 (Eq. 10: β₂^(1/(2(k−2))))", ratio8, linear_rate(8, b2), rtol=1e-9,
+    v.close("rate x_(t+1)/xₜ, k=8 (Eq. 10: β₂^(1/(2(k−2))))", ratio8, linear_rate(8, b2), rtol=1e-9,
             kind="reproduces", source="secondary", tests="linear",
             control=[Control("GD (lr 0.1), k=8: median ratio over steps 2000–20000", r["gd_rates"][8][0],
                              why=gd_why, tuned=gd_tuned),
                      Control("heavy ball (lr 0.1, β = 0.9), k=8: median ratio over steps 2000–20000",
                              r["hb_rates"][8][0], why="the other method the abstract names: momentum without "
-                             "adaptive scaling, sublinear on x^k/k (Theorem 5.3)",
+                             "adaptive scaling, sublinear on xᵏ/k (Theorem 5.3)",
                              tuned="the third-party reproduction's lr 0.1 and β = 0.9; same start, same window")],
             basis="model: median over [2000, floor): transient ≤ |eig|^2000 < 1e-13, rounding 1e-16",
             note="linear convergence at Eq. 10's rate; GD's and momentum's ratios creep towards 1 (sublinear). "
@@ -247,13 +247,13 @@ def headline(r: Mapping[str, Any], *, display: bool = True) -> Verdicts:
     for k in (4, 6):
         v.close(f"GD tail exponent, k={k} (Theorem 5.1: −1/(k−2))", r["tails"]["gd", k], -1 / (k - 2),
                 atol=0.02, kind="reproduces", source="secondary", tests="thm5.1",
-                control=Control(f"GD on x^{k + 2}: same fit", r["tails"]["gd", k + 2],
+                control=Control(f"GD on x^({k + 2}): same fit", r["tails"]["gd", k + 2],
                                 why="the rival exponent −1/k of the next degree: a fit that cannot tell k from k + 2 "
                                     "does not measure the theorem's exponent",
                                 tuned="none needed: the same method, lr, start and window as the row's run"),
                 basis=f"model: gradient flow's own finite-window bias of the exponent is {r['flow_bias'][k]:.0e}; "
                       "GD's discretisation moves it by ≲ 0.01",
-                note="log–log slope of |x_t| over steps 2000–20000; the control shows the fit resolves the degree")
+                note="log–log slope of |xₜ| over steps 2000–20000; the control shows the fit resolves the degree")
     v.extend(momentum_rows(r["momentum"]))
 
     # ---- reproduces: Remark 5.8's separation, each count's law against the other method's counts
@@ -311,10 +311,10 @@ def headline(r: Mapping[str, Any], *, display: bool = True) -> Verdicts:
                             why="the oscillating regime also rises from low losses", tuned=same)],
            note="a spike = ≥ 10 decades back up after a minimum below 1e-100")
     amp = r["amp3"]
-    v.between("regime III (β₂ = 0.8): SignGD level index j = log₂(η / max |x_t|) over the last 6k steps (L(η/2^j))",
+    v.between("regime III (β₂ = 0.8): SignGD level index j = log₂(η / max |xₜ|) over the last 6k steps (L(η/2ʲ))",
               amp, 1.5, 2.5, kind="differs", source="secondary", tests="thm6.1", paper=1.0,
               paper_shown="j = 1 (L(η/2), the notes' level)",
-              planted=Planted("regime III's own tail, rescaled so that its largest |x_t| is η/2", r["amp_planted"],
+              planted=Planted("regime III's own tail, rescaled so that its largest |xₜ| is η/2", r["amp_planted"],
                               effect="the paper's level L(η/2) at its size, in the method's own run: the same 6k "
                                      "steps of Adam at β₂ = 0.8, amplitude set to η/2"),
               control=Control("SignGD's own 2-cycle x = ±η/2 (β₁ = β₂ = 0: Adam without memory), same measurement",
@@ -325,27 +325,27 @@ def headline(r: Mapping[str, Any], *, display: bool = True) -> Verdicts:
                     "the nearest j on a log scale (half-integers the boundaries), a rule fixed once issue 44 named "
                     "the rivals L(η/4), L(η/8) — the amplitude 0.29η was then already known",
               note="the tail's largest |x| is nearer η/4 than η/2: the oscillation is SignGD-like (coupled, "
-                   "see the R_t row) but at the level L(η/4), 16× below the notes' L(η/2)")
+                   "see the Rₜ row) but at the level L(η/4), 16× below the notes' L(η/2)")
     R = r["R_early"]
-    v.less("regime III: v_t tracks g_t² — median coupling ratio R_t = v_t/g_t² over steps 1000–3000", R[2], 100.0,
+    v.less("regime III: vₜ tracks gₜ² — median coupling ratio Rₜ = vₜ/gₜ² over steps 1000–3000", R[2], 100.0,
            kind="reproduces", source="secondary", tests="thm6.1",
            control=[Control("regime I run: same median", R[0], why="the decoupled regime the theorem contrasts",
                             tuned=same),
                     Control("regime II run: same median", R[1], why="the run nearest in β₂ to regime III's, decoupled "
                             "only once its fixed point is approached", tuned=same)],
-           basis="model: a decoupled run has R_t ≥ e^(t(−ln β₂)/(k−2)) ≥ e^50 by step 1000; 100 = within two "
+           basis="model: a decoupled run has Rₜ ≥ e^(t(−ln β₂)/(k−2)) ≥ e^50 by step 1000; 100 = within two "
                  "decades of 1",
            note="the notes say R ≈ 1; measured it is O(10), coupled, far from the decoupled runs")
 
     # ---- reproduces: decoupling (Lemma 5.4) against the coupled regime-III run
     for j, label in ((4, "RMSProp β₂=0.93"), (0, "Adam β₂=0.91 (regime I)")):
-        v.less(f"Lemma 5.4, {label}: max |v_t/v_(t−1) − β₂| from step 3000 to the floor", r["lemma54"][j], 1e-12,
+        v.less(f"Lemma 5.4, {label}: max |vₜ/v_(t−1) − β₂| from step 3000 to the floor", r["lemma54"][j], 1e-12,
                kind="reproduces", source="secondary", tests="lemma5.4",
                control=Control("coupled regime-III run (β₂ = 0.8): same measurement", r["lemma54_coupled"],
-                               why="a run where x_t does not go to 0 on the window: the lemma's premise absent",
+                               why="a run where xₜ does not go to 0 on the window: the lemma's premise absent",
                                tuned=same),
-               basis="model: remainder (1−β₂)g_t²/v_(t−1) ~ e^(−0.03·3000); rounding ≤ 4 ulp ≈ 1e-15",
-               note="v_t decays like β₂^t once decoupled")
+               basis="model: remainder (1−β₂)gₜ²/v_(t−1) ~ e^(−0.03·3000); rounding ≤ 4 ulp ≈ 1e-15",
+               note="vₜ decays like β₂ᵗ once decoupled")
 
     # ---- reproduces: RMSProp (Theorem 5.7): rate, and stability on either side of its threshold
     rr = r["rms_rates"]
@@ -383,13 +383,13 @@ def headline(r: Mapping[str, Any], *, display: bool = True) -> Verdicts:
                    "predicts a period-2 orbit there; whether the paper's own statement carries it is unknown")
 
     # ---- reproduces: the strongly convex contrast (Fig. 1)
-    v.true("k=2: λ_t crosses 2/η (strongly convex case spikes)", r["crossing"] > 0, kind="reproduces",
+    v.true("k=2: λₜ crosses 2/η (strongly convex case spikes)", r["crossing"] > 0, kind="reproduces",
            source="secondary", tests="fig1", measured=f"step {r['crossing']}",
-           control=Control("k=4 run: λ_t crosses 2/η", r["crossing_k4"] > 0,
+           control=Control("k=4 run: λₜ crosses 2/η", r["crossing_k4"] > 0,
                            f"{'step ' + str(r['crossing_k4']) if r['crossing_k4'] > 0 else 'never'}",
                            why="the degenerate case the paper contrasts: curvature vanishing at the minimum",
                            tuned="none needed: the same β₁, β₂, η, start and horizon"),
-           note="λ_t = x^(k−2)/√v_t grows without bound only when the curvature does not vanish")
+           note="λₜ = x^(k−2)/√vₜ grows without bound only when the curvature does not vanish")
 
     v.extend(mixed_rows(r["mixed"]))
 
@@ -404,10 +404,10 @@ def headline(r: Mapping[str, Any], *, display: bool = True) -> Verdicts:
                 basis="model: the same map solved symbolically; rational vs float rounding only",
                 note="the threshold formula of the notes is the flip of the 1-D map")
     for k in (4, 6, 8):
-        v.equal(f"first |x_t| ≤ 1e−20, k={k}: batched torch run = scalar reference", r["hits_batched"][k],
+        v.equal(f"first |xₜ| ≤ 1e−20, k={k}: batched torch run = scalar reference", r["hits_batched"][k],
                 r["hits"][k], kind="consistency", source="derived", note="two implementations of one recurrence")
     for k, ref in ((4, 3384), (6, 5818)):
-        v.equal(f"first |x_t| ≤ 1e−20, k={k}: our recurrence = a third-party 80-digit mpmath run", r["hits"][k],
+        v.equal(f"first |xₜ| ≤ 1e−20, k={k}: our recurrence = a third-party 80-digit mpmath run", r["hits"][k],
                 ref, kind="consistency", source="secondary",
                 note="a reproduction's number, not the paper's: checks our recurrence, not the theory")
     for k, n in r["per_unit"].items():
@@ -415,10 +415,10 @@ def headline(r: Mapping[str, Any], *, display: bool = True) -> Verdicts:
                 rtol=2e-3, kind="consistency", source="derived",
                 basis="model: hitting times are integers: ±2 steps over ≥ 2500 steps ≤ 8e-4 relative",
                 note="Remark 5.8's log(1/ε) count in its exact form")
-    v.close("regime I decouples: ln R_t grows by −ln β₂/(k−2) per step", r["lnR_slope"], -np.log(0.91) / 2,
+    v.close("regime I decouples: ln Rₜ grows by −ln β₂/(k−2) per step", r["lnR_slope"], -np.log(0.91) / 2,
             rtol=1e-3, kind="consistency", source="derived",
             basis="model: the transient |eig|^1000 ≈ 4e-3 moves ln R by ≪ the rise of 94 over the window",
-            note="v ~ β₂^t and g² ~ r*^((2k−2)t)")
+            note="v ~ β₂ᵗ and g² ~ r*^((2k−2)t)")
     v.close("RMSProp β₂=0.07: ratio deviation multiplier = f'(u*) of u' = γu(1−u)²", r["mult07"],
             r["mult07_theory"], rtol=1e-4, kind="consistency", source="derived",
             basis="model: median of δ_(t+1)/δ_t for 1e-11 ≤ |δ| ≤ 1e-4: nonlinearity ≤ 1e-4, rounding ≤ 1e-5",
