@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import math
+from typing import Any
 
 import torch
 from torch import nn
@@ -236,4 +237,9 @@ def qn_step(teacher: LinearDEQ, M: torch.Tensor, z: torch.Tensor, x: torch.Tenso
     if M.shape != (teacher.hidden, teacher.hidden):
         raise ValueError(f"Invalid M: shape {tuple(M.shape)} (must be ({teacher.hidden}, {teacher.hidden}))")
     with torch.no_grad():
-        return z + (teacher.step_fn(x)(z) - z) @ M.to(z.device, z.dtype).T
+        return _qn(teacher.step_fn(x), M.to(z.device, z.dtype), z)
+
+
+def _qn(f: Any, M: torch.Tensor, z: torch.Tensor) -> torch.Tensor:
+    """The quasi-Newton step ``z + M (f(z) − z)`` for a layer ``f`` already fixed at its inputs (rows are samples)."""
+    return z + (f(z) - z) @ M.T

@@ -25,7 +25,7 @@ from .evaluation import Curve
 from .experiment import GAIN, GATE_SCALE, LR_GRID, S_MIN, Run
 from .model import LinearDEQ, digits_split, hard_teacher
 from .solvers import anderson2, picard_nfe_to, solve, torchdeq_solve
-from .training import linear_readout, qn_step, quasi_newton, readout_features
+from .training import _qn, linear_readout, quasi_newton, readout_features
 
 __all__ = ["A1_FACTOR", "A3_DROP", "A3_NFE", "A4_NFE", "FEW_STEPS", "PAPER_CLAIMS", "PILOT", "S1_TARGET",
            "STATE_GAIN", "STATE_TOL", "chapter_table", "deterministic_verdicts", "few_step_ratio", "headline",
@@ -143,7 +143,7 @@ def statistics(digits: Run, hard: Run) -> dict[str, Any]:
         d_state = to_numpy(((zk - zs).norm(dim=-1) / zn).mean(-1))
         f = hard.teacher.step_fn(x)
         d_call = to_numpy(torch.stack([((f(z) - zs).norm(dim=-1) / zn).mean() for z in zk]))
-        d_qn = to_numpy(torch.stack([((qn_step(hard.teacher, M, z, x) - zs).norm(dim=-1) / zn).mean() for z in zk]))
+        d_qn = to_numpy(torch.stack([((_qn(f, M, z) - zs).norm(dim=-1) / zn).mean() for z in zk]))
     e_jump = np.full(len(st.nfe), float(st.rel_error[0]))  # ignores the state: the jump from x at every state
     for key, e in (("cdeq", np.asarray(st.rel_error)), ("ignore", e_jump), ("nojump", d_state),
                    ("regressor", np.asarray(rs.rel_error)), ("call", d_call), ("qn", d_qn)):
