@@ -40,6 +40,7 @@ class Tradeoff(NamedTuple):
     L_loss: torch.Tensor  # L_ℓ(θ̂_2) on 𝒵
     C_inf: torch.Tensor  # sup_z ℓ(θ̂_2; z) on 𝒵
     L_f: torch.Tensor  # Lipschitz constant of x ↦ σ(wᵀx + b): ‖w‖/4
+    s_max: torch.Tensor  # max_z |s(θ̂_2; x)| on 𝒵: the largest loss change one label flip can cause
     deployed: LogisticModel  # θ̂_1 = G(d̂_0), the model whose predictions trigger the response
     sample_idx: torch.Tensor  # (n,) indices of the sample in the population
 
@@ -53,12 +54,17 @@ def tradeoff(pop: Population, n: int, shares, *, mode: str = "full", lam: float 
     ``mode="full"``: the population self-negates while the sample self-fulfils (:func:`fulfil_top_negatives`),
     the empirical echo chamber. ``mode="random"``: the same numbers of flips in the same directions, but of units
     drawn uniformly at random among the eligible (not the deployed model's top scores) — the control in which the
-    data change does not follow the model's predictions. All retrainings over the shares run as one batched
-    Newton solve.
+    data change does not follow the model's predictions. ``mode="covariate"``: the same numbers of flips in the same
+    directions, of the eligible units ranked by one covariate instead of the model's scores — the covariate most
+    correlated with the label in the undistorted sample, oriented towards risk (a one-criterion rule a caseworker
+    might use; no model) — the control in which the data change is structured like the echo chamber's but does not
+    come from the model's predictions. ``mode="population"``: only the population self-negates (the classical
+    performative setting); the sample, and so the retrained model, stays as it was. All retrainings over the
+    shares run as one batched Newton solve.
     """
     if not isinstance(pop, Population):
         raise TypeError(f"Invalid pop: {type(pop).__name__} (must be a Population from population())")
-    mode = one_of("mode", mode, ("full", "sample", "random"))
+    mode = one_of("mode", mode, ("full", "sample", "random", "covariate", "population"))
     X_pop = _features(pop.X)
     y_pop = _labels(pop.y, X_pop, binary=True)
     N = X_pop.shape[0]
@@ -83,6 +89,12 @@ def tradeoff(pop: Population, n: int, shares, *, mode: str = "full", lam: float 
     if mode == "random":  # random keys: the top-ξ of them is a uniform draw of the same size
         r_smp = torch.rand(n, generator=gen, dtype=torch.float64).to(X.device)
         r_pop = torch.rand(N, generator=gen, dtype=torch.float64).to(X.device)
+    if mode == "covariate":  # the covariate most correlated with the label in the sample, oriented towards risk
+        xc, yc = X - X.mean(0), y - y.mean()
+        corr = (xc * yc[:, None]).sum(0) / (xc.norm(dim=0) * yc.norm()).clamp(min=1e-300)
+        j = int(corr.abs().argmax())
+        sign = 1.0 if float(corr[j]) >= 0 else -1.0
+        c_smp, c_pop = sign * X[:, j], sign * X_pop[:, j]
     ys, yp, ms, mp = [], [], [], []
     for xi in shares_t.tolist():
         if mode == "sample":
@@ -90,8 +102,15 @@ def tradeoff(pop: Population, n: int, shares, *, mode: str = "full", lam: float 
             y1 = torch.where(flipped, torch.zeros_like(y), y)
             yp.append(y_pop)
             mp.append(0)
+        elif mode == "population":
+            flipped = torch.zeros_like(y, dtype=torch.bool)
+            y1 = y
+            fpop = _top_mask(s_dep, y_pop > 0.5, xi)
+            yp.append(torch.where(fpop, torch.zeros_like(y_pop), y_pop))
+            mp.append(int(fpop.sum()))
         else:
-            key_s, key_p = (s_smp, s_dep) if mode == "full" else (r_smp, r_pop)
+            key_s, key_p = ((s_smp, s_dep) if mode == "full" else (r_smp, r_pop) if mode == "random"
+                            else (c_smp, c_pop))
             flipped = _top_mask(key_s, y < 0.5, xi)
             y1 = torch.where(flipped, torch.ones_like(y), y)
             fpop = _top_mask(key_p, y_pop > 0.5, xi)
@@ -111,7 +130,7 @@ def tradeoff(pop: Population, n: int, shares, *, mode: str = "full", lam: float 
     dep_pop = _risk_from_scores(s_dep.unsqueeze(0), YP)
     dep_smp = _risk_from_scores(s_smp.unsqueeze(0), Y)
     summary = [emp, pop_r, clean, pop_r - emp, dep_pop, dep_smp, loss_lipschitz(refit), c_inf,
-               torch.linalg.vector_norm(refit.w, dim=-1) / 4]
+               torch.linalg.vector_norm(refit.w, dim=-1) / 4, torch.maximum(s_hi, s_lo)]
     dt = torch.float64
     # the per-share summaries are tiny: return them on the CPU, ready for tables and plots
     return Tradeoff(shares_t, torch.tensor(ms, dtype=dt) / n, torch.tensor(mp, dtype=dt) / N,

@@ -15,7 +15,7 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
-from ..check import Control, PaperClaim, Planted, Scan, Verdicts
+from ..check import Control, PaperClaim, Planted, Verdicts
 from ..device import one_thread, resolve_device, to_numpy
 from ..fit import line_fit
 from ..validate import integer, number
@@ -40,6 +40,7 @@ from .theory import (
     NOTEBOOK_38,
     BoundTerms,
     cor38_bound,
+    cor38_reading,
     drift_bound,
     flip_distance,
     log_drift_bound,
@@ -65,7 +66,16 @@ PAPER_CLAIMS: tuple[PaperClaim, ...] = (
                "(performative) ≈ 0.30 nats", where="Sec. 4 (case study)", source="secondary"),
     PaperClaim("thm3.10", "Under full performativity the performative term is governed by ε(1 + L_a): exponential "
                "growth in the retrainings T above 1, and it grows with m", where="Theorem 3.10", source="secondary",
-               regime="retrainings T"),
+               regime="retrainings T", quoted_only=True, reason_class="no measurable consequence",
+               why="its inequality is the triangle inequality W(d̂₀, d̂_T) ≤ Σδ_t plus the one-step bound δ_(t+1) ≤ "
+                   "ε(δ_t + ‖θ̂_(t+1) − θ̂_t‖) that Condition 3.2 gives, with ‖θ̂_(t+1) − θ̂_t‖ ≤ L_a δ_t by the "
+                   "definition of L_a: on any transition that satisfies the conditions — every transition we can "
+                   "build and check them on — it cannot fail (review 2026-12: the former 'reproduces' row, drift / "
+                   "term ≤ 1 on the saturating transition, stayed ≤ 0.99997 over 25 random (ε, c, κ), and its "
+                   "ε-only rival is exceeded whenever the response pushes the same way, as it does by "
+                   "construction); the exponential growth is a property of the worst-case term, which a transition "
+                   "attains only when built to (the chapter's consistency rows). The saturating scan stays in the "
+                   "chapter as an illustration"),
     PaperClaim("thm3.13", "The generalisation gap is bounded by complexity + sampling + 2L_ℓR, the performative "
                "term dominating at large shares (Fig. 1.3)", where="Theorems 3.13, 3.15", source="secondary",
                quoted_only=True, reason_class="no measurable consequence",
@@ -137,6 +147,8 @@ class Experiment(NamedTuple):
     sample: Tradeoff  # sample performativity (Cor 3.8)
     full: Tradeoff  # full performativity (Thm 3.13, echo chamber)
     random: Tradeoff  # the tradeoff row's control: the same flips of random units (not the model's top scores)
+    covariate: Tradeoff  # the tradeoff row's control: the same flips of units ranked by one covariate (no model)
+    population_only: Tradeoff  # the tradeoff row's ablation: only the population reacts, the sample stays
     cor38: list[BoundTerms]  # Cor 3.8 with the synthetic constants, per share
     thm313: list[BoundTerms]  # Thm 3.13 with the synthetic constants, per share
     sup_pop: torch.Tensor  # label-shift W-DRO sup of the deployed θ̂_1 around the population, radius √(m_pop/N)
@@ -174,6 +186,8 @@ def run_experiment(seed: int, *, device=None) -> Experiment:
         samp = tradeoff(pop, SAMPLE_SIZE, SHARES, mode="sample", seed=seed + 1)
         full = tradeoff(pop, SAMPLE_SIZE, SHARES, mode="full", seed=seed + 1)
         rand = tradeoff(pop, SAMPLE_SIZE, SHARES, mode="random", seed=seed + 1)
+        cov = tradeoff(pop, SAMPLE_SIZE, SHARES, mode="covariate", seed=seed + 1)
+        pop_only = tradeoff(pop, SAMPLE_SIZE, SHARES, mode="population", seed=seed + 1)
         c38 = [cor38_bound(float(samp.emp_risk[i]), SAMPLE_SIZE, float(samp.r_sample[i]), T=2, p=P, nu=4.0,
                            delta=0.1, diam=1.0, L_loss=float(samp.L_loss[i]), L_a=0.0, eps=1.0)
                for i in range(len(SHARES))]
@@ -208,8 +222,8 @@ def run_experiment(seed: int, *, device=None) -> Experiment:
         g_oos = np.array([float(risk(th0, pop.X[held] + gaming.shifts[T].to(dev, pop.X.dtype), pop.y[held])) - base0
                           for T in ROUND_SCAN])
         g_L0 = float(loss_lipschitz(th0))
-    return Experiment(seed, pop, samp, full, rand, c38, t313, sup_pop, inf_smp, base_pop, L1, runs, oos, pot,
-                      gaming, g_oos, g_L0, tr_idx.cpu())
+    return Experiment(seed, pop, samp, full, rand, cov, pop_only, c38, t313, sup_pop, inf_smp, base_pop, L1, runs,
+                      oos, pot, gaming, g_oos, g_L0, tr_idx.cpu())
 
 
 def drift_rate(trace: RetrainTrace) -> float:
@@ -291,22 +305,35 @@ def seeded_verdicts(seed: int, result: Experiment | None = None) -> Verdicts:
     true38 = to_numpy(ex.sample.clean_risk)
     b38 = np.array([c.total for c in ex.cor38])
     no_drift = b38 - np.array([c.performative for c in ex.cor38])
+    counted = no_drift + to_numpy(ex.sample.r_sample) * to_numpy(ex.sample.s_max)
     v.less(f"Cor 3.8: true risk 𝓡(d₀, θ̂₂) − bound, max over {S} shares", float((true38 - b38).max()), 0.0,
-           kind="reproduces", source="secondary", tests="cor3.8",
-           control=Control("the same bound without its drift term (no performativity charged)",
-                           float((true38 - no_drift).max()), why="the classical (non-performative) generalisation "
-                           "bound a sceptic would say suffices", tuned="none needed: the same constants, sample and "
-                           "shares, only the drift term removed"),
+           kind="not_specific", source="secondary", tests="cor3.8",
+           control=[Control("the same bound without its drift term (no performativity charged)",
+                            float((true38 - no_drift).max()), why="the classical (non-performative) generalisation "
+                            "bound a sceptic would say suffices", tuned="none needed: the same constants, sample and "
+                            "shares, only the drift term removed"),
+                    Control("the same bound with the drift term replaced by counting: (m/n)·s_max(θ̂₂), the flipped "
+                            "share times the largest loss change one flip can cause (no Wasserstein distance, no "
+                            "(·)^(1/p))", float((true38 - counted).max()),
+                            why="the elementary accounting a practitioner would write without the paper's W_p drift: "
+                                "m of n labels changed, each moving the loss by at most |s| ≤ s_max",
+                            tuned="none needed: the same θ̂₂, m/n, sampling term, sample and shares; s_max read off "
+                                  "θ̂₂ on 𝒵 like the bound's L_ℓ")],
            basis="paper: Corollary 3.8's inequality itself (bound − true risk ≥ 0)",
            note="bound with this problem's L_ℓ(θ̂₂), exact drift (m/n)^½ and the notebook's C_a = C_b = 1; true "
-                "risk measured on the N = 20,000 population. The control shows the drift term is what makes it hold")
+                "risk measured on the N = 20,000 population. Without a drift term the bound fails, so some charge "
+                "for the flips is needed; but the counting charge (m/n)·s_max, which is W₁ = m/n priced at s_max, "
+                "holds too, so the test cannot tell the paper's (m/n)^(1/p) term from plain counting (review "
+                "2026-12: the counting bound held on seed 0 and 20 unseen seeds 7001–7020, worst −0.026)")
 
     # --- Theorem 3.13 (full performativity) -------------------------------------------------------------
     gap = to_numpy(ex.full.gap)
     gap_sample = to_numpy(ex.sample.gap)
     gap_rand = to_numpy(ex.random.gap)
+    gap_cov = to_numpy(ex.covariate.gap)
+    gap_pop = to_numpy(ex.population_only.gap)
     v.greater(f"measured gap rises with the share: smallest step between consecutive shares (≥ {GAP_STEP})",
-              float(np.diff(gap).min()), GAP_STEP, kind="reproduces", source="paper", tests="tradeoff",
+              float(np.diff(gap).min()), GAP_STEP, kind="not_specific", source="paper", tests="tradeoff",
               control=[Control("random label flips at the same share (same counts and directions, units drawn "
                                "at random, not by the model's scores): same steps", float(np.diff(gap_rand).min()),
                                why="the data change, but not through the model's predictions: is it the echo "
@@ -314,11 +341,29 @@ def seeded_verdicts(seed: int, result: Experiment | None = None) -> Verdicts:
                                tuned="none needed: the same sample, population, shares and refit"),
                        Control("sample performativity only (the population does not react): same steps",
                                float(np.diff(gap_sample).min()), why="the ablation without the population's "
-                               "reaction", tuned="none needed: the same sample, shares and refit")],
+                               "reaction", tuned="none needed: the same sample, shares and refit"),
+                       Control("population performativity only (the sample, and so the retrained model, does not "
+                               "react): same steps", float(np.diff(gap_pop).min()),
+                               why="the ablation without the echo chamber's sample side: the classical performative "
+                                   "setting, where the data the model is retrained on do not change",
+                               tuned="none needed: the same sample, population, shares and flips of the population"),
+                       Control("the same flips (counts and directions) of the units ranked by one covariate — the "
+                               "one most correlated with the label in the undistorted sample, oriented towards risk "
+                               "— instead of the model's scores: same steps", float(np.diff(gap_cov).min()),
+                               why="a structured label shift that does not come from the model's predictions (a "
+                                   "one-criterion rule, no model): is the rise the echo chamber, or any shift of "
+                                   "that size aligned with risk, opposite in sample and population?",
+                               tuned="none needed: the same sample, population, shares and refit; the covariate is "
+                                     "chosen from the undistorted sample by a fixed rule, before any flip")],
               basis=f"model: one gap's sampling sd is ≈ sd(ℓ)/√n ≈ 0.01, a step's ≈ 0.014; {GAP_STEP} is 3.5 sd "
                     "above no rise",
               note="full performativity: the population self-negates while the sample self-fulfils. Random flips of "
-                   "the same size, and the ablation without the population's reaction, do not rise steadily")
+                   "the same size, and the ablations in which only the sample or only the population reacts, do not "
+                   "rise steadily; but the same flips of units ranked by one covariate (no model) do, so the test "
+                   "cannot tell prediction-driven change from any risk-aligned label shift of the same size, "
+                   "opposite in sample and population (review 2026-12: each single covariate oriented towards risk "
+                   "opens a rising gap — the weakest, x₄ with weight 0.5, at 0.049–0.074 over seeds 0 and "
+                   "7001–7020 — and the rule's covariate gives ≥ 0.125 on all 21)")
 
     # --- the echo chamber as W-DRO sup / inf (label shifts) ---------------------------------------------
     d_pop, d_smp = to_numpy(ex.full.deployed_pop), to_numpy(ex.full.deployed_sample)
@@ -347,24 +392,6 @@ def seeded_verdicts(seed: int, result: Experiment | None = None) -> Verdicts:
                 estimate_La(tr.theta_steps, tr.step_drift), tr.L_a, rtol=0.03, kind="consistency", source="derived",
                 basis="model: the refit's change of w adds ≲ 2%",
                 note="‖G(d̂_t) − G(d̂_{t−1})‖ / W₂(d̂_{t−1}, d̂_t); the refit's change of w adds ≲ 2%")
-    # --- Theorem 3.10 on a transition not built to attain the one-step bound -----------------------------
-    sc = thm310_scan(ex.gaming, GAMING_EPS)
-    ratio = sc.drift / sc.bound
-    v.less(f"Thm 3.10: drift W₂(d̂₀, d̂_T) / its drift term δ₁Σ_(s<T)(ε(1 + L̂_a))^s, max over T ∈ {ROUND_SCAN} "
-           f"(saturating gaming, ε = {GAMING_EPS})", float(ratio.max()), 1.0, kind="reproduces", source="secondary",
-           tests="thm3.10",
-           control=Control("the rival drift term δ₁Σ_(s<T)ε^s (the transition's ε-sensitivity alone, without the "
-                           "model's response 1 + L_a): max W₂ / rival", float((sc.drift / sc.rival).max()),
-                           why="the reading that a jointly ε-contracting stateful transition keeps the drift below "
-                               "δ₁/(1 − ε) however often one retrains, i.e. that retraining's response adds nothing",
-                           tuned="none needed: the same run, ε and δ₁; only the factor (1 + L̂_a) removed"),
-           scan=Scan("retrainings T", ROUND_SCAN, tuple(float(x) for x in ratio)),
-           basis="paper: Theorem 3.10's inequality itself (drift ≤ drift term: ratio ≤ 1)",
-           note=f"the arms race saturates (c·tanh(·/c), c = {SATURATION}): the one-step bound is nearly attained at "
-                f"T = 2 (ratio {ratio[0]:.4f}) and less and less after (ratio {ratio[-1]:.3f} at T = 10); "
-                f"the drift grows with T from {sc.drift[0]:.4f} (T = 2) to {sc.drift[-1]:.4f} (T = 10), "
-                f"{sc.drift[-1] / float(ex.gaming.step_drift[0]):.1f}× δ₁, past the rival's ceiling "
-                f"δ₁/(1 − ε) = {1 / (1 - GAMING_EPS):.2f}× δ₁; L̂_a = {sc.L_a:.3f} from the same run")
     v.close("transition step: W₂ by the identity coupling = exact OT (POT), 300 units", ex.pot_check[1],
             ex.pot_check[0], rtol=1e-8, kind="consistency", source="derived",
             basis="model: network simplex in float64 on 300 atoms; round-off ≲ 1e-12 relative",
@@ -431,15 +458,18 @@ def deterministic_verdicts() -> Verdicts:
            note="the authors' formula at their constants; with the synthetic problem's constants the complexity "
                 "term stays the largest (shown in the chapter), because the retrained weights grow with the share")
     c38 = cor38_bound(0.0, 60_147, 1_816 / 60_147, T=2, **NOTEBOOK_38)
-    c38_planted = cor38_bound(0.0, 60_147, 1_816 / 60_147 * (0.29 / c38.performative) ** 2, T=2, **NOTEBOOK_38)
+    need = cor38_reading(0.29, 60_147, 1_816, L_loss=NOTEBOOK_38["L_loss"])
+    c38_planted = cor38_bound(0.0, 60_147, 1_816 / 60_147, T=2, **{**NOTEBOOK_38, "L_a": need.L_a, "eps": 3.0})
     v.close("Cor 3.8 sampling term, case study n = 60,147: the notebook formula gives the printed 0.01", c38.sampling,
             0.01, atol=0.005, kind="consistency", source="paper", basis="model: the paper prints 2 decimals (±0.005)",
             note="the paper's number from the paper's own formula: a check of our transcription, not a measurement")
     v.between("Cor 3.8 performative term, case study m/n = 1,816/60,147", c38.performative, 0.10, 0.13,
               kind="differs", source="secondary", paper=0.29, tests="cor3.8-case",
-              planted=Planted("the same formula on a case study with m/n = 0.030·(0.29/measured)², where the "
-                              "printed 0.29 comes out", c38_planted.performative,
-                              effect="a response rate at which the notebook formula gives the paper's 0.29"),
+              planted=Planted(f"the same formula at the case study's own m/n = 1,816/60,147 with L̃_a = "
+                              f"{need.L_a_tilde:.3f} (L_a = {need.L_a:.3f}, ε = 3, T = 2), where the printed 0.29 "
+                              "comes out", c38_planted.performative,
+                              effect="the paper's 0.29 at the paper's response rate, through the one constant the "
+                                     "secondary account leaves open (L̃_a)"),
               basis="model: the band holds the notebook reading 2·(m/n)^½/3 = 0.116 and excludes the other readings "
                     "(0.232 with L_a/(1+L_a), 0.348 without L̃_a)",
               note="the notebook formula with its defaults (L_ℓ ≈ 2, L_a = 2, ε = 3, T = 2) does not give the printed "
