@@ -1,13 +1,14 @@
-"""JoSE downstream experiment (issue 34): CEM reaching on the MuJoCo finger in the full 16-D activation space vs the
-JoSE-4 latent, with the PCA-4 latent (SAR proxy), a random 4-D latent (ablation) and a second full-space run (the
-null) as controls, at a matched evaluation budget, over 20 seeds.
+"""JoSE downstream experiment (issues 34, 57): CEM reaching on the MuJoCo finger in the full 16-D activation space vs
+the JoSE-4 latent, with the PCA-4 latent (SAR proxy), a random 4-D latent (ablation) and a second full-space run (the
+null) as controls, at a matched evaluation budget, over the seeds ``BENCH_CEM`` names — 100, fixed by the pilot
+(``bench/jose_precoding_pilot.py``) so that the paired t sees a 2× speed-up planted in the JoSE arm.
 
-    python bench/jose_precoding.py            # 20 seeds (100–119), 15 CEM iterations × 16 candidates × 2 targets
+    python bench/jose_precoding.py            # 100 seeds (200–299), 15 CEM iterations × 16 candidates × 2 targets
     python bench/jose_precoding.py --quick    # 4 seeds, for a smoke test (does not overwrite the results)
 
 The design and the tests are fixed in :mod:`theorybook.jose_precoding.downstream` (written before this ran). Writes
 bench/results/jose_precoding.json: the per-seed learning curves of every arm, the configuration and the machine
-context (bench/_machine.py); the chapter reads it and re-runs two of the seeds to check that they reproduce.
+context (bench/_machine.py); the chapter reads it and re-runs one of the seeds to check that it reproduces.
 """
 
 from __future__ import annotations

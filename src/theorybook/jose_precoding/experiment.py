@@ -22,7 +22,7 @@ from .plant import TendonFinger
 
 __all__ = ["CHAPTER_SEEDS", "POSTURES", "NOISE", "BENCH_CEM", "channel", "capacity_vs_k", "reach_activations",
            "pca_synergies", "monte_carlo_mi", "plugin_bias", "learning_curve", "numeric_capacity_max",
-           "numeric_capacity_argmax", "active_modes", "switch_off_scan"]
+           "numeric_capacity_argmax", "active_modes", "switch_off_scan", "anisotropic_noise", "whitening_study"]
 
 CHAPTER_SEEDS = (3, 4)
 NOISE = 0.1  # σ of the next-velocity noise (rad/s): Q = σ² I
@@ -41,10 +41,14 @@ SWITCH_POWERS = (1e-4, 1e-3, 1e-2, 1e-1, 1.0)
 #: a mode is active when it carries more than MODE_TOL·P (pilot seeds 9001–9010: active ≥ 0.065·P, off ≤ 3e-16·P)
 MODE_TOL = 1e-6
 ANGLE_BOUND = 10.0  # degrees (pre-stated; pilot seeds 9001–9010 gave 3.5–6.1° at VERDICT_PLAY steps)
+#: Theorem C.1's whitening: noise variances (× σ²) of the anisotropic Q, in a Haar-random basis (findings 2026-12-06)
+ANISO_VARIANCES = (4.0, 1.0, 0.25, 9.0)
 #: The downstream experiment of bench/jose_precoding.py (design: :mod:`theorybook.jose_precoding.downstream`); the
-#: chapter re-runs ``CHAPTER_CEM_SEEDS`` of it.
-BENCH_CEM = {"seeds": tuple(range(100, 120)), "k": 4, "iterations": 15, "population": 16, "horizon": 40}
-CHAPTER_CEM_SEEDS = (100,)
+#: chapter re-runs ``CHAPTER_CEM_SEEDS`` of it. 100 seeds, fixed by the pilot (bench/jose_precoding_pilot.py, seeds
+#: 9001–9060) before the bench ran: the smallest n whose paired t at 1e-3 sees a 2× speed-up planted in the JoSE arm
+#: with power ≥ 0.99; fresh seeds 200–299 (the first design's 100–119 were seen).
+BENCH_CEM = {"seeds": tuple(range(200, 300)), "k": 4, "iterations": 15, "population": 16, "horizon": 40}
+CHAPTER_CEM_SEEDS = (200,)
 
 _FINGERS: dict[tuple[float, str], TendonFinger] = {}
 
@@ -77,6 +81,74 @@ def channel(posture=POSTURES["extended"], power: float = POWER, *, noise: float 
     G = f.G(posture)
     Q = _noise_cov(noise, dev)
     return Channel(G, Q, jose(G, Q, power))
+
+
+def anisotropic_noise(seed: int = 0, *, variances=ANISO_VARIANCES, noise: float = NOISE,
+                      device: str | torch.device | None = None) -> torch.Tensor:
+    """An anisotropic, correlated next-velocity noise covariance ``Q = σ² R diag(variances) Rᵀ`` with ``R`` a
+    Haar-random 4 × 4 rotation (``seed``): the case where Theorem C.1's whitening ``Q^(−1/2)G`` matters (with
+    ``Q = σ²I`` it is a rescaling)."""
+    seed = integer("seed", seed, 0)
+    noise = number("noise", noise, 0.0, 100.0, low_open=True)
+    var = [number("variances", x, 0.0, 1e6, low_open=True) for x in variances]
+    if len(var) != 4:
+        raise ValueError(f"Invalid variances: {len(var)} values (must be 4, one per joint)")
+    dev = resolve_device(device)
+    gen = torch.Generator().manual_seed(seed)
+    R, Rr = torch.linalg.qr(torch.randn(4, 4, generator=gen, dtype=torch.float64))
+    R = R * torch.sign(torch.diagonal(Rr))[None, :]  # Haar: fix the signs of the QR factor
+    Q = noise**2 * R @ torch.diag(torch.tensor(var, dtype=torch.float64)) @ R.mT
+    return (0.5 * (Q + Q.mT)).to(dev)
+
+
+class Whitening(NamedTuple):
+    """Capacities (nats) on the anisotropic channel ``(G, Q)`` for k = 1..n_a, one row per power budget: JoSE-k
+    (Theorem C.1: right singular vectors of ``Q^(−1/2)G``), the unwhitened SVD-k (right singular vectors of ``G``:
+    the precoder that ignores Q), the SVD-k of ``G`` whitened by the per-joint noise only (``diag(Q)^(−1/2)G``:
+    ignores the correlations), the PCA-k synergies and ``n_random`` random k-frames — each frame with its optimal
+    (water-filled) powers on the true channel."""
+
+    powers: tuple[float, ...]
+    k: np.ndarray
+    jose: torch.Tensor        # powers × k
+    unwhitened: torch.Tensor  # powers × k
+    diagonal: torch.Tensor    # powers × k
+    pca: torch.Tensor         # powers × k
+    random: torch.Tensor      # powers × n_random × k
+
+
+def whitening_study(pca_act, powers=(POWER, POWER_LOW), *, seed: int = 0, n_random: int = 200,
+                    posture=POSTURES["extended"], device: str | torch.device | None = None) -> Whitening:
+    """Theorem C.1 with the anisotropic noise of :func:`anisotropic_noise` (``seed``) on the finger's channel at
+    ``posture``: every k-frame of :class:`Whitening` at every power."""
+    ps = tuple(number("powers", p, 0.0, 1e6, low_open=True) for p in powers)
+    if not 1 <= len(ps) <= 8:
+        raise ValueError(f"Invalid powers: {len(ps)} values (must be 1–8)")
+    n_random = integer("n_random", n_random, 1, 5000)
+    seed = integer("seed", seed, 0)
+    dev = resolve_device(device)
+    G = _finger(NOISE, dev).G(posture)
+    Q = anisotropic_noise(seed, device=dev)
+    n_a = G.shape[-1]
+    memory_guard(n_random * n_a * n_a * 8 * 4, lower="n_random")
+    pcs = pca_synergies(pca_act, n_a).to(dev)
+    frames = {"u": torch.linalg.svd(G, full_matrices=True)[2].mT,
+              "d": jose(G, torch.diag(torch.diagonal(Q)), 1.0).precoder, "p": pcs}
+    gen = torch.Generator().manual_seed(seed)
+    out: dict[str, list] = {k: [] for k in ("j", "u", "d", "p", "r")}
+    with one_thread(dev):
+        for P in ps:
+            rows: dict[str, list] = {k: [] for k in out}
+            for k in range(1, n_a + 1):
+                rows["j"].append(jose(G, Q, P, k=k).capacity)
+                for key, V in frames.items():
+                    rows[key].append(precoder_capacity(G, Q, V[:, :k], P))
+                Th = torch.randn(n_random, n_a, k, generator=gen, dtype=torch.float64).to(dev)
+                rows["r"].append(precoder_capacity(G, Q, Th, P))
+            for key in out:
+                out[key].append(torch.stack(rows[key], -1))
+    st = {k: torch.stack(v) for k, v in out.items()}
+    return Whitening(ps, np.arange(1, n_a + 1), st["j"], st["u"], st["d"], st["p"], st["r"])
 
 
 def reach_activations(n_reaches: int = 40, steps: int = 50, seed: int = 0, *,
@@ -316,10 +388,11 @@ def monte_carlo_mi(seed: int, posture=POSTURES["extended"], power: float = MC_PO
     """Draw ``z ~ N(0, diag(p))`` on JoSE's active modes at ``posture`` (from rest), act ``a = ½ + Θz`` for one
     Euler step in MuJoCo with noise σ, and estimate ``I(z; y′)`` by the Gaussian formula from the sample
     covariance of (z, y′); bootstrap (``BOOTSTRAP`` resamples) for its standard error. ``precoder="random"``: the
-    same powers on a Haar-random orthonormal frame (the control); ``closed_form`` is then that frame's formula."""
+    same powers on a Haar-random orthonormal frame (the control); ``precoder="flexed"``: the same powers on JoSE's
+    frame of the flexed posture (a wrong-posture frame); ``closed_form`` is then that frame's formula."""
     seed = integer("seed", seed, 0)
     n = integer("n", n, 50, 200_000)
-    one_of("precoder", precoder, ("jose", "random"))
+    one_of("precoder", precoder, ("jose", "random", "flexed"))
     dev = resolve_device(device)
     ch = channel(posture, power, device=dev)
     jo = ch.jose
@@ -329,6 +402,8 @@ def monte_carlo_mi(seed: int, posture=POSTURES["extended"], power: float = MC_PO
     gen = torch.Generator().manual_seed(seed)
     if precoder == "random":
         Th = torch.linalg.qr(torch.randn(Th.shape[0], active, generator=gen, dtype=torch.float64))[0].to(dev)
+    elif precoder == "flexed":
+        Th = channel(POSTURES["flexed"], power, device=dev).jose.precoder[:, :active]
     z = (torch.randn(n, active, generator=gen, dtype=torch.float64).to(dev) * p.sqrt())
     a = 0.5 + z @ Th.mT
     exc = float((a - 0.5).abs().max())

@@ -5,14 +5,16 @@ lists what the chapter states. Builders:
 
 * :func:`derivation_verdicts` — the chapter's sympy results and the switch-on bisection (passed in);
 * :func:`capacity_verdicts` — Theorem C.1 against an SVD-free numerical maximum (control: equal power, no
-  water-filling) and against every other precoder (controls: PCA synergies, a random precoder), saturation and
+  water-filling), against every other precoder (controls: PCA synergies, a random precoder), with an anisotropic
+  noise where its whitening matters (controls: the unwhitened SVD, per-joint whitening), saturation and
   Corollary C.3;
 * :func:`deterministic_verdicts` — the MuJoCo channel (analytic G vs finite differences, affinity, posture);
-* :func:`seeded_verdicts` — Monte-Carlo information of a rollout (control: a random precoder), the learned
-  subspace (control: shuffled actions) and water-filling's active modes against a trained maximiser's over a power
-  scan (consistency), re-run on 20 unseen seeds by a test;
-* :func:`downstream_verdicts` — the issue-34 experiment from ``bench/results/jose_precoding.json`` and the
-  chapter's re-run of one of its seeds;
+* :func:`seeded_verdicts` — Monte-Carlo information of a rollout against the closed form (consistency; control: a
+  random precoder), the learned subspace (control: shuffled actions) and water-filling's active modes against a
+  trained maximiser's over a power scan (consistency), re-run on 20 unseen seeds by a test;
+* :func:`downstream_verdicts` — the downstream experiment from ``bench/results/jose_precoding.json`` (its number
+  of seeds fixed by the pilot ``bench/results/jose_precoding_pilot.json``), each row with the paper's 2× speed-up
+  planted in the JoSE arm, and the chapter's re-run of one of its seeds;
 * :func:`headline` — all of them in the chapter's one table (it carries :data:`PAPER_CLAIMS`).
 """
 
@@ -31,9 +33,10 @@ from ..check import Control, PaperClaim, Planted, Scan, Verdicts, z_threshold
 from ..device import one_thread, resolve_device
 from ..validate import integer
 from .core import gaussian_capacity, jose, principal_angles
-from .downstream import CEMResult, learning_speed
+from .downstream import CEMResult, compress, learning_speed
 from .experiment import (
     ANGLE_BOUND,
+    ANISO_VARIANCES,
     BOOTSTRAP,
     CHAPTER_SEEDS,
     MC_POWER,
@@ -43,6 +46,7 @@ from .experiment import (
     POWER_LOW,
     VERDICT_PLAY,
     CapacityCurve,
+    Whitening,
     _finger,
     affinity_defect,
     channel,
@@ -50,28 +54,38 @@ from .experiment import (
     monte_carlo_mi,
     numeric_capacity_max,
     plugin_bias,
+    reach_activations,
     switch_off_scan,
+    whitening_study,
 )
 
 __all__ = ["PAPER_CLAIMS", "RESULTS", "deterministic_verdicts", "seeded_verdicts"]
 
 RESULTS = Path(__file__).resolve().parents[3] / "bench" / "results" / "jose_precoding.json"
+PILOT = RESULTS.with_name("jose_precoding_pilot.json")
+#: the registered outcomes of the downstream rows (the bench's seeds were fixed by the pilot before it ran)
+DOWNSTREAM_KIND = "differs"
+SAR_KIND = "differs"
 
 PAPER_CLAIMS: tuple[PaperClaim, ...] = (
     PaperClaim("empowerment", "Joint-space empowerment — the channel capacity from a latent action to the next joint "
-               "velocities — identifies a low-dimensional action manifold of an over-actuated, tendon-driven hand.",
-               where="abstract", source="paper"),
-    PaperClaim("T_C1", "Theorem C.1: for y′ ~ N(f + Ga, Q) the capacity-achieving precoder spans the right singular "
-               "vectors of Q^(−1/2)G, with water-filled powers (the MIMO capacity).", where="Theorem C.1",
-               source="secondary"),
+               "velocities — quantifies how much control an agent has over its mechanical degrees of freedom, and "
+               "identifies a low-dimensional action manifold of an over-actuated, tendon-driven hand.",
+               where="abstract", source="paper", quoted_only=True, reason_class="no measurable consequence",
+               why="a definition: JoSE is the objective the paper introduces. What the abstract claims of it that can "
+                   "be measured is its closed-form optimal precoder (T_C1) and the sample efficiency of policies on "
+                   "its manifold (downstream), each tested by its own rows; on our finger the manifold's dimension is "
+                   "the number of joints (rank G = 4) by construction"),
+    PaperClaim("T_C1", "The optimal precoder has a closed form under control-affine Gaussian dynamics (abstract): for "
+               "y′ ~ N(f + Ga, Q) it spans the right singular vectors of Q^(−1/2)G, with water-filled powers — the "
+               "MIMO capacity (Theorem C.1 [secondary]).", where="abstract", source="paper", headline=True),
     PaperClaim("C2", "Corollary C.2: any invertible change of basis inside the subspace gives the same capacity.",
                where="Corollary C.2", source="secondary", quoted_only=True,
                why="an algebraic identity of the capacity functional, not a property of any model: ΘA with "
                    "Σ' = A⁻¹ΣA⁻ᵀ gives the same action covariance ΘΣΘᵀ, hence the same ½ log det(I + G̃ΘΣΘᵀG̃ᵀ), for "
-                   "every channel, learned or true. Applied to the learned JoSE precoder with seeded random A "
-                   "(ill-conditioned ones included) the capacity moves only by float64 round-off growing with "
-                   "cond(A), while any change that leaves the subspace moves it — both by construction, so a row "
-                   "would test arithmetic, not the paper; checked symbolically as a consistency row",
+                   "every channel, learned or true. Any measurement of it — seeded random A applied to the learned "
+                   "precoder, or sympy's one line of algebra — holds by construction, so it is no row; the chapter "
+                   "prints sympy's identity in its derivation",
                reason_class="no measurable consequence"),
     PaperClaim("C3", "Corollary C.3: water-filling may switch weak modes off, so the optimal representation spans r "
                "dimensions without activating all of them.", where="Corollary C.3", source="secondary",
@@ -86,8 +100,9 @@ PAPER_CLAIMS: tuple[PaperClaim, ...] = (
     PaperClaim("learned", "The manifold can be learned from play transitions with a control-affine Gaussian model and "
                "then reused (decoupled dynamics and task learning).", where="§3 (JoSEPi, transfer)",
                source="secondary"),
-    PaperClaim("downstream", "Control in the JoSE latent learns faster than in the full action space (KeyTurn "
-               "converges ≈2–3× faster).", where="§4 (MyoHand results)", source="secondary"),
+    PaperClaim("downstream", "Policies learned on the JoSE manifold are more sample-efficient than in the full action "
+               "space (abstract: 'significantly enhanced … sample efficiency'); KeyTurn converges ≈2–3× faster (§4 "
+               "[secondary]).", where="abstract", source="paper"),
     PaperClaim("sar", "JoSE's manifold beats SAR synergies (ICA + PCA of activations) for downstream learning.",
                where="§4 (transfer)", source="secondary"),
     PaperClaim("rank", "Table 7: rank 15 of the low-rank G is a good but not uniformly best choice on MyoHand.",
@@ -98,8 +113,8 @@ PAPER_CLAIMS: tuple[PaperClaim, ...] = (
 Z = z_threshold(1e-3)
 
 
-def derivation_verdicts(*, mi_gap: Any, kkt: Any, p3_sympy: float, p3_bisection: float, change_of_basis: Any,
-                        interlacing: float, affinity: Any) -> Verdicts:
+def derivation_verdicts(*, mi_gap: Any, kkt: Any, p3_sympy: float, p3_bisection: float, interlacing: float,
+                        affinity: Any) -> Verdicts:
     """The chapter's sympy rows (results of :mod:`theorybook.jose_precoding.theory`), the switch-on power against a
     bisection on ``water_filling``, and the interlacing defect over random precoders."""
     v = Verdicts("JoSE — derivations", display=False)
@@ -109,9 +124,6 @@ def derivation_verdicts(*, mi_gap: Any, kkt: Any, p3_sympy: float, p3_bisection:
     v.close("switch-on power of the weakest mode: sympy's P₃ vs bisection on water_filling (finger's channel)",
             float(p3_bisection), float(p3_sympy), rtol=1e-9, kind="consistency", source="derived",
             basis="model: bisection to 80 halvings of [1e-9, 10]: error ≤ 10·2⁻⁸⁰ ≪ 1e-9 relative")
-    v.true("Corollary C.2: ΘA with Σ' = A⁻¹ΣA⁻ᵀ gives the same ΘΣΘᵀ (symbolic 3×2, 2×2)",
-           change_of_basis == sp.zeros(*change_of_basis.shape), kind="consistency", source="secondary",
-           measured=str(change_of_basis.tolist()))
     v.less("interlacing: max σ_i(G̃Θ) − σ_i(G̃) over 500 random orthonormal Θ", float(interlacing), 1e-9,
            kind="consistency", source="derived",
            basis="model: Cauchy interlacing holds exactly; SVD round-off ≈ 16·ε·σ_max ≈ 1e-13",
@@ -122,9 +134,24 @@ def derivation_verdicts(*, mi_gap: Any, kkt: Any, p3_sympy: float, p3_bisection:
     return v
 
 
-def capacity_verdicts(curves: dict[float, CapacityCurve], *, seed: int = CHAPTER_SEEDS[0]) -> Verdicts:
-    """Theorem C.1 at the extended posture for both powers of ``curves`` (``{P: capacity_vs_k(...)}``)."""
+def _margin(x: torch.Tensor, *others: torch.Tensor) -> float:
+    """min over entries of ``x − max(others)`` (capacity curves of equal shape, nats)."""
+    best = others[0]
+    for o in others[1:]:
+        best = torch.maximum(best, o)
+    return float((x - best).min())
+
+
+def capacity_verdicts(curves: dict[float, CapacityCurve], whitening: Whitening | None = None, *,
+                      seed: int = CHAPTER_SEEDS[0]) -> Verdicts:
+    """Theorem C.1 at the extended posture for both powers of ``curves`` (``{P: capacity_vs_k(...)}``), and with an
+    anisotropic noise covariance (``whitening``: :func:`~theorybook.jose_precoding.experiment.whitening_study`; run
+    here on the reaching controller's activations when not given)."""
     dev = resolve_device(None)
+    if whitening is None:
+        whitening = whitening_study(reach_activations(40, 50, seed=seed, device=dev), seed=seed, device=dev)
+    if not isinstance(whitening, Whitening):
+        raise TypeError(f"Invalid whitening: {type(whitening).__name__} (must be a Whitening from whitening_study())")
     v = Verdicts("JoSE — Theorem C.1 on the finger's channel", display=False)
     sat, margins = [], {"jose": [], "pca": [], "random": []}
     for P, c in curves.items():
@@ -165,6 +192,32 @@ def capacity_verdicts(curves: dict[float, CapacityCurve], *, seed: int = CHAPTER
                                weak="fails by construction: a random frame is almost surely suboptimal")],
               basis="model: optimality is exact; capacity round-off ≈ 1e-13 nats",
               note="each control is the same margin for another precoder: none of them beats every other")
+    w = whitening
+    ks = slice(0, 15)
+    J, U, D, Pc = w.jose[:, ks], w.unwhitened[:, ks], w.diagonal[:, ks], w.pca[:, ks]
+    R = w.random[:, :, ks].max(1).values
+    gain = (w.jose - w.unwhitened)[0, :4]
+    p_txt = " and ".join(f"{p:g}" for p in w.powers)
+    var_txt = ", ".join(f"×{x:g}" for x in ANISO_VARIANCES)
+    v.greater(f"Theorem C.1's whitening, anisotropic Q (noise variances {var_txt} of σ² in a random basis): JoSE-k "
+              "(right singular vectors of Q^(−1/2)G) minus the best other k-precoder (unwhitened SVD, per-joint "
+              f"whitening, PCA synergies, {w.random.shape[1]} random; k = 1…15, P = {p_txt}), min (nats)",
+              _margin(J, U, D, Pc, R), -1e-9, kind="reproduces", source="secondary", tests="T_C1",
+              control=[Control("unwhitened SVD-k (right singular vectors of G: Q ignored) against the others",
+                               _margin(U, J, D, Pc, R),
+                               why="the ablation of the theorem's whitening: the same SVD of the raw channel",
+                               tuned="none needed: same k and power budget, and its own optimal (water-filled) "
+                                     "powers on the true channel"),
+                       Control("SVD-k of diag(Q)^(−1/2)G (per-joint noise only) against the others",
+                               _margin(D, J, U, Pc, R),
+                               why="the natural half-measure: scale each joint by its own noise s.d., ignore the "
+                                   "noise correlations",
+                               tuned="none needed: same k and power budget, and its own optimal powers on the true "
+                                     "channel")],
+              basis="model: optimality is exact; capacity round-off ≈ 1e-13 nats",
+              note="with Q = σ²I (the rows above) whitening is a rescaling and never matters; here it does: at "
+                   f"P = {w.powers[0]:g} JoSE-k gains " + " / ".join(f"{float(x):+.3f}" for x in gain)
+                   + " nats over the unwhitened SVD-k at k = 1…4 (at k = 4 = rank both span G's row space)")
     v.less("capacity with k = 5…16 (log det of the full covariance) minus capacity at k = rank = 4, max |Δ| (nats)",
            max(sat), 1e-9, kind="consistency", source="derived",
            basis="model: two computations (sum of water-filled logs vs log det), round-off ≈ 1e-13",
@@ -215,14 +268,18 @@ def seeded_verdicts(seed: int, *, device=None) -> Verdicts:
     with one_thread(dev):
         mc = monte_carlo_mi(seed, device=dev)
         mc_r = monte_carlo_mi(seed, precoder="random", device=dev)
+        mc_f = monte_carlo_mi(seed, precoder="flexed", device=dev)
         lc = learning_curve((VERDICT_PLAY,), seed, device=dev)
         lc_s = learning_curve((VERDICT_PLAY,), seed, shuffle=True, device=dev)
         sw = switch_off_scan(seed, device=dev)
     bias = plugin_bias(mc.k, 4, mc.n)
     atol = Z * mc.se * (1 + 1 / math.sqrt(2 * BOOTSTRAP))
-    v.close(f"Monte-Carlo I(z; y′) − plug-in bias, {mc.n} MuJoCo one-step rollouts (extended posture, "
-            f"P = {MC_POWER:g}) = ½ log det(I + G̃ΘΣΘᵀG̃ᵀ) of JoSE", mc.mi - bias, mc.closed_form, atol=atol,
-            kind="reproduces", source="secondary", tests="T_C1",
+    ang_f = float(principal_angles(channel(POSTURES["extended"], device=dev).jose.precoder[:, :mc.k],
+                                   channel(POSTURES["flexed"], device=dev).jose.precoder[:, :mc.k])[-1])
+    v.close(f"our closed form is the information a rollout carries: Monte-Carlo I(z; y′) − plug-in bias, {mc.n} "
+            f"MuJoCo one-step rollouts through JoSE's frame (extended posture, P = {MC_POWER:g}) = "
+            "½ log det(I + G̃ΘΣΘᵀG̃ᵀ)", mc.mi - bias, mc.closed_form, atol=atol, kind="consistency",
+            source="derived",
             control=Control("the same powers on a random 4-frame (MC estimate − bias)",
                             mc_r.mi - plugin_bias(mc_r.k, 4, mc_r.n),
                             why="the same estimator on a frame that ignores the channel's geometry",
@@ -230,8 +287,11 @@ def seeded_verdicts(seed: int, *, device=None) -> Verdicts:
             basis=f"model: CLT band of z(1e-3) = {Z:.2f} bootstrap s.e. ({BOOTSTRAP} resamples; ×(1 + 1/√400) for "
                   f"the s.e.'s own sampling error); the plug-in bias +{bias:.4f} (exact, digamma) is subtracted. "
                   "Pilot seeds 9001–9020: deviations −0.004 ± 0.039 (10 of 20 below), bootstrap s.e. 0.038",
-            note=f"max |a − ½| = {mc.max_excursion:.3f} < ½, so clipping is inactive; the random frame's own closed "
-                 f"form is {mc_r.closed_form:.3f} nats")
+            note=f"checks our channel, closed form and estimator against MuJoCo's rollouts, not Theorem C.1's "
+                 f"optimality: the band (±{atol:.3f} nats) is too wide to tell JoSE's frame from a nearby one — "
+                 f"JoSE's frame of the flexed posture, {ang_f:.1f}° away, gives {mc_f.mi - bias:.3f} here, inside "
+                 f"it. max |a − ½| = {mc.max_excursion:.3f} < ½, so clipping is inactive; the random frame's own "
+                 f"closed form is {mc_r.closed_form:.3f} nats")
     v.less(f"learned (least squares, {VERDICT_PLAY} play steps) vs true JoSE subspace: largest principal angle at "
            "both postures (degrees)", float(lc.angles.max()), ANGLE_BOUND, kind="reproduces", source="secondary",
            tests="learned", control=Control("activations shuffled against the transitions", float(lc_s.angles.max()),
@@ -259,7 +319,8 @@ def seeded_verdicts(seed: int, *, device=None) -> Verdicts:
 
 # -- the downstream experiment (issue 34) ----------------------------------------------------------------------------
 def load_results(path: Path | str = RESULTS) -> dict:
-    """The committed results of ``bench/jose_precoding.py`` (curves per arm and seed, configuration, machine)."""
+    """The committed results of ``bench/jose_precoding.py`` (curves per arm and seed, configuration, machine), or
+    of another bench file (``PILOT``: the pilot that fixed the number of seeds)."""
     return json.loads(Path(path).read_text())
 
 
@@ -277,69 +338,77 @@ def _paired_t(a: np.ndarray, b: np.ndarray) -> float:
     return float(d.mean() / (sd / math.sqrt(d.size))) if sd > 0 else 0.0
 
 
-def downstream_verdicts(results: dict, rerun: CEMResult | None = None) -> Verdicts:
-    """The issue-34 rows from the committed bench results (``load_results()``): JoSE latent vs the full space and
-    vs the PCA latent, by the pre-stated paired t and the speed-up; ``rerun``: the chapter's re-run of some of the
-    bench's seeds, which must reproduce the committed curves."""
+def _boot_caught(a: np.ndarray, b: np.ndarray, thr: float, reps: int = 2000) -> float:
+    """Bootstrap over seeds (``reps`` paired resamples, fixed stream): the share whose paired t of ``a − b`` exceeds
+    ``thr`` — how often an experiment like this one would catch the planted effect."""
+    rng = np.random.default_rng(0)
+    idx = rng.integers(0, len(a), (reps, len(a)))
+    return float(np.mean([_paired_t(a[i], b[i]) > thr for i in idx]))
+
+
+def downstream_verdicts(results: dict, rerun: CEMResult | None = None, pilot: dict | None = None) -> Verdicts:
+    """The downstream rows from the committed bench results (``load_results()``): JoSE latent vs the full space and
+    vs the PCA latent by the pre-stated paired t, each with the paper's ≈2× speed-up planted in the JoSE arm's own
+    curves (:func:`~theorybook.jose_precoding.downstream.compress`); ``pilot``: the pilot that fixed the number of
+    seeds (``load_results(PILOT)``, read when not given); ``rerun``: the chapter's re-run of some of the bench's
+    seeds, which must reproduce the committed curves."""
     from scipy.stats import t as student_t
 
     if not isinstance(results, dict) or "curves" not in results:
         raise TypeError("Invalid results: must be the dict of bench/results/jose_precoding.json")
+    pilot = load_results(PILOT) if pilot is None else pilot
+    if not isinstance(pilot, dict) or "delta_2x" not in pilot:
+        raise TypeError("Invalid pilot: must be the dict of bench/results/jose_precoding_pilot.json")
     res = as_result(results)
     n = len(res.seeds)
     t_thr = float(student_t.ppf(1 - 1e-3, n - 1))
     sp_ = learning_speed(res)
     auc = {a: s.auc for a, s in sp_.items()}
-    t_pj = _paired_t(auc["pca"], auc["jose"])
-    budget_it = len(res.rollouts)
-    # The planted effect: the paper's ≈2× speed-up put into our own runs — the second, independent full-space run
-    # ("null") with its learning curves compressed 2× in time (at iteration i, what it had reached at 2i).
-    idx2 = np.minimum(2 * np.arange(budget_it), budget_it - 1)
-    pl_res = CEMResult(res.seeds, ("full", "jose", "pca"), res.rollouts,
-                       {"full": res.curves["full"], "jose": res.curves["null"][:, idx2],
-                        "pca": res.curves["pca"][:, idx2]})
-    pl = learning_speed(pl_res)
-    pl_t_sar = _paired_t(auc["pca"], pl["pca"].auc)
-    effect = "a second full-space run's curves compressed 2× in time: the paper's ≈2× speed-up, planted in our runs"
-
-    def _planted(value: float) -> dict:
-        if value > t_thr:
-            return {"planted": Planted("2× compressed curves, same statistic", value, effect=effect)}
-        return {"untestable": f"the 2×-compressed curves give t = {value:.2f} ≤ {t_thr:.2f}: at {n} seeds this "
-                              "statistic could not see the paper's effect, so no difference is claimed"}
-
-    v = Verdicts("JoSE — downstream: CEM reaching in the latent vs the full action space (bench, 20 seeds)",
+    jose_2x = compress(res.curves["jose"], 2.0)
+    pl = learning_speed(CEMResult(res.seeds, ("full", "jose"), res.rollouts,
+                                  {"full": res.curves["full"], "jose": jose_2x}))["jose"]
+    auc_2x = jose_2x.mean(1)
+    t_pj, t_pj_2x = _paired_t(auc["pca"], auc["jose"]), _paired_t(auc["pca"], auc_2x)
+    effect = ("the paper's ≈2× speed-up (KeyTurn; the low end of its 2–3×) in the JoSE arm's own runs: after j CEM "
+              "iterations each seed's best-so-far has what it had after 2j (capped at its own final value), with "
+              "the arm's own spread")
+    design = (f"pilot: paired one-sided t at false alarm 1e-3, threshold t_{n - 1}(0.999) = {t_thr:.2f}; {n} seeds "
+              f"fixed before the bench ran by the pilot (bench/jose_precoding_pilot.py, seeds "
+              f"{pilot['seeds'][0]}–{pilot['seeds'][-1]}: the 2×-planted JoSE arm against the full space δ = "
+              f"{pilot['delta_2x']['full']:.2f}, against PCA δ = {pilot['delta_2x']['pca']:.2f} paired s.d.; the "
+              f"smallest n with power ≥ {pilot['power']:g} at the smaller is {pilot['design_n']})")
+    v = Verdicts(f"JoSE — downstream: CEM reaching in the latent vs the full action space (bench, {n} seeds)",
                  display=False)
-    v.less(f"JoSE-4 latent learns faster than the full 16-D space: paired t of AUC(full) − AUC(JoSE) over {n} seeds",
-           sp_["jose"].t, t_thr, kind="differs", source="paper", tests="empowerment",
-           paper=math.nextafter(t_thr, math.inf),
-           paper_shown=f"the latent learns faster (a significant t > {t_thr:.2f})",
-           **_planted(pl["jose"].t),
-           basis=f"model: paired one-sided t over {n} seeds; a faster latent would give t ≥ t_{n - 1}(0.999) = "
-                 f"{t_thr:.2f} (false alarm 1e-3)",
-           note=f"no advantage at matched budget ({int(res.rollouts[-1])} rollouts per run). Same statistic for the "
-                f"controls: PCA latent {sp_['pca'].t:.2f}, random 4-D latent {sp_['random'].t:.2f}, a second "
-                f"full-space run (null) {sp_['null'].t:.2f}. The difference comes from our instance — a 4-joint "
-                "finger with a linear policy and CEM, where the full space's 12 extra directions only change "
-                "co-contraction — not a contradiction of SAC on the 39-muscle MyoHand")
-    grid = budget_it / (budget_it // 2 + 1)
-    v.less("speed-up of the JoSE latent: budget / rollouts for its median curve to reach the full space's median "
-           "final score", sp_["jose"].speedup, grid, kind="differs", source="secondary", tests="downstream",
-           paper=2.0,
-           planted=Planted("2× compressed curves, same speed-up measure", pl["jose"].speedup, effect=effect),
-           basis=f"exact: the speed-up takes values {budget_it}/m on the {budget_it}-iteration grid; 'below the "
-                 f"paper's ≈2×' is ≤ {budget_it}/{budget_it // 2 + 1} = {grid:.3f}",
-           note=f"paper: KeyTurn ≈2–3× faster [secondary]. The null (a second full-space run) gets "
-                f"{sp_['null'].speedup:.2f}, the PCA latent {sp_['pca'].speedup:.2f}, the random latent "
-                f"{sp_['random'].speedup:.2f} (0 = never within the budget): this measure's noise is as large as "
-                "JoSE's speed-up")
+    v.less(f"JoSE-4 latent learns faster than the full 16-D space (sample efficiency): paired t of AUC(full) − "
+           f"AUC(JoSE) over {n} seeds", sp_["jose"].t, t_thr, kind=DOWNSTREAM_KIND, source="paper",
+           tests="downstream", paper=math.nextafter(t_thr, math.inf),
+           paper_shown=f"the latent learns significantly faster (t > {t_thr:.2f})",
+           planted=Planted("the JoSE arm's own curves compressed 2× in rollouts, same statistic", pl.t,
+                           effect=effect),
+           basis=design,
+           note=f"a bootstrap over the {n} seeds catches the 2× plant in "
+                f"{_boot_caught(auc['full'], auc_2x, t_thr):.1%} of resamples. Same statistic for the other arms: "
+                f"PCA latent {sp_['pca'].t:.2f}, random 4-D latent {sp_['random'].t:.2f}, a second full-space run "
+                f"(null) {sp_['null'].t:.2f}. The speed-up (budget / rollouts for the median curve to reach the full "
+                f"space's median final score, the kind of number behind the paper's 2–3×; 0 = never within the "
+                f"budget) is {sp_['jose'].speedup:.2f} for JoSE, {pl.speedup:.2f} for its 2× plant and "
+                f"{sp_['null'].speedup:.2f} for the null: it asks whether one median curve crosses one level within "
+                f"the budget (a plant capped at JoSE's own final score need not), and on a {len(res.rollouts)}-"
+                "iteration grid it cannot express 2× exactly, so it cannot see the paper's effect and is reported "
+                "here, not tested. Our instance — a 4-joint finger with a linear policy and CEM, "
+                "where the full space's 12 extra directions only change co-contraction — is not SAC on the "
+                "39-muscle MyoHand")
     v.less(f"JoSE-4 latent learns faster than the PCA-4 latent (SAR proxy): paired t of AUC(PCA) − AUC(JoSE), {n} "
-           "seeds", t_pj, t_thr, kind="differs", source="secondary", tests="sar",
+           "seeds", t_pj, t_thr, kind=SAR_KIND, source="secondary", tests="sar",
            paper=math.nextafter(t_thr, math.inf), paper_shown=f"JoSE's manifold beats SAR synergies (t > {t_thr:.2f})",
-           **_planted(pl_t_sar),
-           basis=f"model: paired one-sided t, threshold t_{n - 1}(0.999) = {t_thr:.2f}",
-           note="our PCA synergies come from a reaching controller on the same task, a strong SAR proxy; the paper's "
-                "comparison is a transfer to new objects")
+           planted=Planted("the JoSE arm's own curves compressed 2× in rollouts, same statistic", t_pj_2x,
+                           effect=effect + "; the paper states no size for the SAR comparison, so its one stated "
+                                           "size is used"),
+           basis=design,
+           note=f"a bootstrap over the {n} seeds catches the 2× plant in "
+                f"{_boot_caught(auc['pca'], auc_2x, t_thr):.1%} of resamples. Our PCA synergies come from a "
+                "reaching controller on the same task, a strong SAR proxy; the paper's comparison is a transfer to "
+                "new objects")
     if rerun is not None:
         if not isinstance(rerun, CEMResult):
             raise TypeError(f"Invalid rerun: {type(rerun).__name__} (must be a CEMResult)")
@@ -354,12 +423,12 @@ def downstream_verdicts(results: dict, rerun: CEMResult | None = None) -> Verdic
     return v
 
 
-def headline(*, derivations: dict, curves: dict[float, CapacityCurve], rerun: CEMResult | None = None,
-             seed: int = CHAPTER_SEEDS[0], display: bool = True) -> Verdicts:
+def headline(*, derivations: dict, curves: dict[float, CapacityCurve], whitening: Whitening | None = None,
+             rerun: CEMResult | None = None, seed: int = CHAPTER_SEEDS[0], display: bool = True) -> Verdicts:
     """The chapter's one table (it carries :data:`PAPER_CLAIMS`)."""
     v = Verdicts("JoSE — empowerment as optimal precoding on a MuJoCo finger", display=display, claims=PAPER_CLAIMS)
     v.extend(derivation_verdicts(**derivations))
-    v.extend(capacity_verdicts(curves, seed=seed))
+    v.extend(capacity_verdicts(curves, whitening, seed=seed))
     v.extend(deterministic_verdicts())
     v.extend(seeded_verdicts(seed))
     v.extend(downstream_verdicts(load_results(), rerun))
