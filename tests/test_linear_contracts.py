@@ -512,4 +512,5 @@ def test_headline_tolerance_is_the_committed_pilot():
     assert verdicts.GROWTH_PILOT_LN.startswith(f"{lg.mean():+.3f} ± {lg.std(ddof=1):.3f}")
     assert f"largest G {np.exp(lg.max()):.2f}" in verdicts.GROWTH_PILOT_LN
     assert min(r["mean_growth"] for r in d["flat"]) >= verdicts.GROWTH_PILOT_MEAN_MIN
+    assert verdicts.GROWTH_PILOT_OLD_FAILS == f"{sum(r['slope'] > 0 for r in d['flat'])} of {len(d['flat'])}"
     assert 1 + c < verdicts.UNION_G < verdicts.GROWTH_PILOT_MEAN_MIN

@@ -76,6 +76,7 @@ GROWTH_C = 0.37
 GROWTH_PILOT = "9121–9160"
 GROWTH_PILOT_LN = "+0.054 ± 0.077 (sd; largest G 1.29)"  # ln G on the flat family over the pilot seeds
 GROWTH_PILOT_MEAN_MIN = 3.61  # the per-action means' smallest G over the same pilot runs
+GROWTH_PILOT_OLD_FAILS = "20 of 40"  # pilot runs whose flat s* failed the old test (slope of ln s* on ln ln n ≤ 0)
 #: The union bound over the n actions: s* ∝ ln(2n/δ), so G = ln(2·2000/δ)/ln(2·2/δ).
 UNION_G = math.log(2 * 2000 / DELTA) / math.log(2 * 2 / DELTA)
 #: Corollary 1.2: the largest misfit √(1 − R²) a law of s*(δ) may have (pilot in the row's basis).
