@@ -90,7 +90,8 @@ _LONGEST = ("test_seed_robustness.py::test_stochastic_rows_hold_for_unseen_seeds
             "test_seed_robustness.py::test_stochastic_rows_hold_for_unseen_seeds[lmo_batch_scaling]",
             "test_seed_robustness.py::test_stochastic_rows_hold_for_unseen_seeds[",
             "test_site.py::test_live_slider_reruns_python", "test_site.py::test_claims_ledger_totals_and_links",
-            "test_chapters.py::test_chapter_executes[adam_degenerate]", "test_chapters.py::test_chapter_executes[cdeq]")
+            "test_chapters.py::test_nbmake_does_not_wait", "test_chapters.py::test_chapter_executes[adam_degenerate]",
+            "test_chapters.py::test_chapter_executes[cdeq]")
 
 
 def pytest_collection_modifyitems(session, config, items):
