@@ -458,3 +458,28 @@ def test_headline_rows_name_their_alternatives(small_pair):
     for word in ("explicit distillation", "linear readout", "logistic regression", "truncated solver"):
         assert word in labels["A3"], word
     assert "linear readout" in labels["A1"] and "linear readout" in labels["S1"]
+    assert "Picard steps" in labels["A4"] and "chord iteration" in labels["A4"]
+
+
+def test_a4_alternatives_recomputed(small_pair):
+    """A4's alternatives (the sceptic's review): the augmented student's jump followed by Picard steps, and the chord
+    iteration z ← z + M(f(z) − z) from z₀, each scored as distance at NFE A4_NFE ÷ at NFE 1, recomputed here."""
+    from theorybook.cdeq.training import qn_step, quasi_newton
+
+    d, h = small_pair
+    st = verdicts.statistics(d, h)
+    t, x, n = h.teacher, h.split.x_test, verdicts.A4_NFE
+    zs = t.fixed_point(x)
+
+    def rel(z):
+        return float(((z - zs).norm(dim=-1) / zs.norm(dim=-1)).mean())
+
+    j = cdeq_infer(h.augmented, x, 1)
+    assert st["a4_refine"] == pytest.approx(rel(t.picard(x, n - 1, z0=j)) / rel(j), rel=1e-9)
+    M = quasi_newton(t, h.split)
+    z, e = torch.zeros_like(zs), []
+    for _ in range(n):
+        z = qn_step(t, M, z, x)
+        e.append(rel(z))
+    assert st["a4_chord"] == pytest.approx(e[-1] / e[0], rel=1e-9)
+    assert st["a4_chord"] < 0.5 and st["a4_refine"] < 1.0  # both spend the extra calls well on the gated layer

@@ -21,7 +21,7 @@ import torch
 from ..check import Control, PaperClaim, Verdicts
 from ..device import one_thread, to_numpy
 from ..validate import integer
-from .evaluation import Curve
+from .evaluation import Curve, cdeq_infer
 from .experiment import GAIN, GATE_SCALE, LR_GRID, S_MIN, Run
 from .model import LinearDEQ, digits_split, hard_teacher
 from .solvers import anderson2, picard_nfe_to, solve, torchdeq_solve
@@ -161,6 +161,16 @@ def statistics(digits: Run, hard: Run) -> dict[str, Any]:
     out["a4_aug"] = float(rj.rel_error[A4_NFE - 1] / rj.rel_error[0])
     out["a4_plain"] = float(rj0.rel_error[A4_NFE - 1] / rj0.rel_error[0])
     out["a4_aug_rel"] = (float(rj.rel_error[0]), float(rj.rel_error[A4_NFE - 1]))
+    # A4's alternatives (the sceptic's review): the same extra calls spent without the student's multi-step — Picard
+    # steps of the teacher's layer after the augmented student's jump, and the training-free chord iteration from z₀
+    with torch.no_grad():
+        e_ref = [float(((cdeq_infer(hard.augmented, x, n) - zs).norm(dim=-1) / zn).mean()) for n in (1, A4_NFE)]
+        z, e_ch = torch.zeros_like(zs), []
+        for _ in range(A4_NFE):
+            z = _qn(f, M, z)
+            e_ch.append(float(((z - zs).norm(dim=-1) / zn).mean()))
+    out["a4_refine"], out["a4_chord"] = e_ref[1] / e_ref[0], e_ch[-1] / e_ch[0]
+    out["a4_refine_rel"], out["a4_chord_rel"] = (e_ref[0], e_ref[1]), (e_ch[0], e_ch[-1])
     out["s1_cdeq"] = _least(c["cdeq-refine"], S1_TARGET)
     out["s1_solver"] = min(_least(c[m], S1_TARGET) for m in ("picard", "anderson", "broyden"))
     out["s1_solvers"] = tuple(_least(c[m], S1_TARGET) for m in ("picard", "anderson", "broyden"))
@@ -401,17 +411,27 @@ def headline(digits: Run, hard: Run) -> Verdicts:
                    "told only from the truncated solvers")
     # -- A4: multi-step trades compute for accuracy (trained with the paper's augmentation) -------------------------
     e1, e4 = st["a4_aug_rel"]
+    r1, r4 = st["a4_refine_rel"]
     v.less(f"hard teacher, student trained with the paper's augmentation (each coordinate of a state replaced by "
            f"z*'s with probability {hard.config['augment']}): re-jump distance to z* at NFE {A4_NFE} ÷ at NFE 1",
-           st["a4_aug"], 1.0, kind="reproduces", source="paper", tests="A4",
-           control=Control("the same student without the augmentation", st["a4_plain"],
-                           why="the ablation of the paper's augmentation: is it what makes re-jumping pay?",
-                           tuned=tuned_same),
+           st["a4_aug"], 1.0, kind="not_specific", source="paper", tests="A4",
+           control=[Control("the same student without the augmentation", st["a4_plain"],
+                            why="the ablation of the paper's augmentation: is it what makes re-jumping pay?",
+                            tuned=tuned_same),
+                    Control(f"the same jump, then {A4_NFE - 1} Picard steps of the teacher's layer (no further "
+                            "student call)", st["a4_refine"],
+                            why="the simplest way to spend the extra calls without the student's multi-step "
+                                "evaluation: the DEQ's own iteration from the jump (a standard extra local move)",
+                            tuned=f"none needed: the row's student, its jump and the row's budget (NFE {A4_NFE} vs 1)"),
+                    Control(f"chord iteration from z₀: {A4_NFE} quasi-Newton steps z ← z + M(f(z) − z), "
+                            "M = (I − diag(s̄)W̄)⁻¹ (no student)", st["a4_chord"], why=why_qn, tuned=tuned_qn)],
            basis=f"paper: the claim itself (less error for more compute); pilot seeds 9001–9003 gave "
                  f"{_rng(P['a4_aug'])} with and {_rng(P['a4_plain'])} without the augmentation",
            note=f"distance {e1:.3f} at NFE 1 → {e4:.3f} at NFE {A4_NFE}: a thin gain ({1 - st['a4_aug']:.0%} less "
-                f"error for {A4_NFE}× the calls); refining the jump with Picard steps improves for any start (the "
-                "layer contracts), so re-jump is the mode that tests the student")
+                f"error for {A4_NFE}× the calls); the same {A4_NFE - 1} extra calls spent on Picard steps after the "
+                f"jump give {r1:.3f} → {r4:.3f} ({1 - st['a4_refine']:.0%} less), and the training-free chord "
+                f"iteration {1 - st['a4_chord']:.1%} less: the test shows that re-jumping pays with the "
+                "augmentation, not that the student's multi-step evaluation buys more than the layer's own calls")
     # -- S1: 1–8 evaluations instead of tens -----------------------------------------------------------------------
     v.less(f"hard teacher: least NFE (counted at every NFE) for C-DEQ to reach mean ‖ẑ − z*‖/‖z*‖ ≤ {S1_TARGET}",
            st["s1_cdeq"], FEW_STEPS, kind="not_specific", source="secondary", tests="S1",
