@@ -7,18 +7,22 @@ model in each row's ``basis``: float64 rounding (≈ 1e-16 per operation), the t
 start of a window, nonlinearity inside the linear band, and integer step quantisation.
 
 Controls (the same measurement on something that must not satisfy the claim): gradient descent's and momentum's
-ratio and log-loss slope for Adam's linear rate; GD/momentum on a problem of another degree for the sublinear
-exponents (momentum on steps 1e5–1e6 from both buffer starts, :func:`momentum_rows`); Adam's count for GD's power
-law; the neighbouring β₂'s run for RMSProp's rate; Eq. (8) with the exponents 1/2 and 3/4 for the phase diagram;
-the coupled regime-III run for the decoupling lemma; the other regimes' runs for each regime; RMSProp below its
-threshold for Theorem 5.7's stability; k = 4 for the k = 2 spike. The differs rows plant the paper's effect in the
-method's own measurement (regime III's tail rescaled to η/2; Eq. 8's stable side at β₂ = 0.07; Adam's own
-distances on the mixed loss a decade smaller, :func:`mixed_rows`).
+ratio and log-loss slope for Adam's linear rate, with GD at Polyak's step (linear at another rate) and the coupled
+ablation β₂ = 0; GD/momentum on a problem of another degree for the sublinear exponents (momentum on steps
+1e5–1e6 from both buffer starts, :func:`momentum_rows`); Adam's count for GD's power law; the neighbouring β₂'s
+run for RMSProp's rate; Eq. (8) with the exponents 1/2, the existence exponent and the k-free 1 for the phase
+diagrams (k = 4, 6); the coupled regime-III run and the same EMA along GD's run for the decoupling lemma; the
+other regimes' runs for each regime; RMSProp below its threshold (β₂ = 0.05, 0.01) for Theorem 5.7's stability;
+k = 4 for the k = 2 spike; normalized GD and the coupled ablation for Sec. 7's race (:func:`mixed_rows`). The
+differs rows plant the paper's effect in the method's own measurement (regime III's tail rescaled to η/2; Eq. 8's
+stable side at β₂ = 0.07). The sceptic's review (2026-12) added the Polyak, coupled, k-free, GD-EMA and β₂ = 0.01
+controls, the k = 6 diagram and the regime scans; three rows became 'holds, not specific'.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -80,6 +84,9 @@ HEADLINE_KEYS = (
     "mult07", "mult07_theory", "spread07", "spread05", "tr05", "cyc", "two_step", "two_step_pred", "spread_flip",
     "spread_planted", "amp3", "amp_signgd", "pd_agreement", "pd_controls", "crossing", "crossing_k4", "lam_T",
     "lam_star", "beta2", "separation", "hb_rates", "momentum", "amp_planted", "mixed",
+    # the sceptic's review (2026-12): alternatives, neighbours and scans
+    "polyak_rate8", "coupled_rate8", "lemma54_gd", "spread01", "pd6_agreement", "pd6_controls", "amp3_scan",
+    "R3_scan", "spike_scan",
 )
 
 
@@ -168,42 +175,37 @@ def mixed_rows(race: MixedRace) -> Verdicts:
                                                "normalized_gd"} <= set(race.best):
         raise TypeError("Invalid race: must be experiments.mixed_race()'s MixedRace with its default methods")
     v = Verdicts("Sec. 7 — the mixed-degeneracy loss", display=False)
-    # ---- differs: Sec. 7's mixed loss — Adam's lead over tuned GD and heavy ball, read as a decade
+    # ---- holds, not specific: Sec. 7's "Adam beats GD and momentum" on the recovered loss, read as the notes word
+    # it (a lead > 1 at every budget); issue 57's first reading, a decade, is reported in the note, not tested
     mx = race
     lead = mx.lead("adam")
     worst = float(lead.min())
     ngd = float(mx.lead("normalized_gd").min())
     sgn = mx.lead("sign_momentum")
-
-    def under_decade(x: float) -> bool:
-        return bool(x < 10.0)
-
     etas = ", ".join(f"{n} {'/'.join(f'{e:g}' for e in mx.best_eta[n])}" for n in ("gd", "heavy_ball", "adam"))
     inside = all(bool(mx.interior[n].all()) for n in ("gd", "heavy_ball", "adam", "normalized_gd"))
-    v.true(f"Sec. 7, mixed loss ¼(x−y)² + (x+y)⁴/16 from {MIXED_START}: Adam's lead along x + y over tuned GD and "
-           f"heavy ball (best |x_T + y_T| of either ÷ Adam's), worst of T = {', '.join(map(str, mx.budgets))}, is "
-           "under a decade", under_decade(worst), kind="differs", source="secondary", tests="mixed",
-           measured=f"{worst:.2f}×", paper=False,
-           paper_shown="≥ 10× at every budget: 'beats' read as a decade, the margin issue 57 proposed before this run "
-                       "(Fig. 8's own size and settings are unread)",
-           planted=Planted("Adam's own runs with a decade's gain: its best |x_T + y_T| ÷ 10 at each budget",
-                           under_decade(10 * worst), shown=f"{10 * worst:.1f}×",
-                           effect="the decade the paper's 'beats' is read as, applied to the method's own final "
-                                  "distances (same grid, budgets and rivals)"),
-           control=Control("normalized GD (η g/‖g‖): the same lead over tuned GD and heavy ball", under_decade(ngd),
-                           f"{ngd:.0f}×", why="the simplest scale-free step, no moments: the sceptic's 'any "
-                           "normalised step beats GD here' — it shows the race can register a decade's lead",
-                           tuned="the same half-decade η grid, budgets and start as every method"),
-           scan=Scan("step budget T", mx.budgets, tuple(float(x) for x in lead)),
-           basis="paper: Sec. 7 says Adam 'beats' GD and momentum; the decade is issue 57's reading, fixed with the "
-                 "protocol (start, grid 1e-4…1e2 in half-decades, budgets 2k/5k/10k, final |x+y|) before this run",
-           note=f"Adam (the chapter's: ε = 0, m₀ = g₀, v₀ = g₀², β = (0.9, 0.93)) leads by "
-                f"{', '.join(f'{x:.1f}×' for x in lead)} at T = {', '.join(map(str, mx.budgets))}: it beats both, by "
-                f"less than a decade. Best η per budget: {etas} — "
-                f"{'every one inside the grid' if inside else 'NOT all inside the grid'}. Not specific either: "
-                f"normalized GD leads by ≥ {ngd:.0f}× and the coupled ablation (β₂ = 0) by "
-                f"{', '.join(f'{x:.2g}×' for x in sgn)}. One recovered loss, at the chapter's β's (Fig. 8's are "
-                "unread)")
+    tuned = "the same half-decade η grid (1e-4…1e2), budgets and start as every method; best η per budget"
+    v.greater(f"Sec. 7, mixed loss ¼(x−y)² + (x+y)⁴/16 from {MIXED_START}: Adam beats tuned GD and heavy ball along "
+              f"x + y — its lead (best |x_T + y_T| of either ÷ Adam's), worst of T = "
+              f"{', '.join(map(str, mx.budgets))}, is above 1", worst, 1.0, kind="not_specific", source="secondary",
+              tests="mixed",
+              control=[Control("normalized GD (η g/‖g‖): the same lead", ngd,
+                               why="the simplest scale-free step, no moments: the sceptic's 'any normalised step "
+                                   "beats GD here'", tuned=tuned),
+                       Control("Adam with β₂ = 0 (vₜ = gₜ², the paper's coupled ablation): the same lead",
+                               float(sgn.min()), why="the ablation that removes exactly the decoupling the paper "
+                               "credits", tuned=tuned)],
+              scan=Scan("step budget T", mx.budgets, tuple(float(x) for x in lead)),
+              basis="paper: Sec. 7 says Adam 'beats' GD and momentum (Fig. 8's size unread); protocol fixed before "
+                    "the run (issue 57: start, grid 1e-4…1e2 in half-decades, budgets 2k/5k/10k, final |x+y|)",
+              note=f"Adam (the chapter's: ε = 0, m₀ = g₀, v₀ = g₀², β = (0.9, 0.93)) leads by "
+                   f"{', '.join(f'{x:.1f}×' for x in lead)} at T = {', '.join(map(str, mx.budgets))}: it beats both, "
+                   f"but by less than the decade issue 57 first read 'beats' as (a reading of ours, not the paper's: "
+                   f"the earlier 'differs' row; a lead just over 1, the smallest the paper's word implies, would "
+                   f"have passed it unseen). Not specific: normalized GD leads by ≥ {ngd:.0f}×; the coupled ablation "
+                   f"leads by {', '.join(f'{x:.2g}×' for x in sgn)} — it trails at the first budget only. Best η per "
+                   f"budget: {etas} — {'every one inside the grid' if inside else 'NOT all inside the grid'}. One "
+                   "recovered loss, at the chapter's β's (Fig. 8's are unread)")
     return v
 
 
@@ -230,10 +232,21 @@ def headline(r: Mapping[str, Any], *, display: bool = True) -> Verdicts:
                      Control("heavy ball (lr 0.1, β = 0.9), k=8: median ratio over steps 2000–20000",
                              r["hb_rates"][8][0], why="the other method the abstract names: momentum without "
                              "adaptive scaling, sublinear on xᵏ/k (Theorem 5.3)",
-                             tuned="the third-party reproduction's lr 0.1 and β = 0.9; same start, same window")],
+                             tuned="the third-party reproduction's lr 0.1 and β = 0.9; same start, same window"),
+                     Control("GD with Polyak's step (L − L* over ‖g‖², L* = 0), k=8: median ratio before the floor",
+                             r["polyak_rate8"], why="the simplest method without Adam's moments that also converges "
+                             "linearly here (x ← (1 − 1/k)x): a test of 'linear' alone would pass it",
+                             tuned="none needed: the step is data-derived, no free parameter; same start x₀ = 1; "
+                                   "its own run reaches the floor in < 400 steps, so its whole run is the window"),
+                     Control("Adam with β₂ = 0 (vₜ = gₜ², the paper's coupled ablation), k=8: median ratio over "
+                             "steps 2000–20000", r["coupled_rate8"], why="the ablation that removes exactly the "
+                             "decoupling of vₜ from gₜ² that the paper credits",
+                             tuned="none needed: the chapter's β₁ = 0.9, η = 1e-3, start and window; only β₂ = 0")],
             basis="model: median over [2000, floor): transient ≤ |eig|^2000 < 1e-13, rounding 1e-16",
-            note="linear convergence at Eq. 10's rate; GD's and momentum's ratios creep towards 1 (sublinear). "
-                 "k = 4 and 6 are read as ln-loss slopes below (one measurement per row)")
+            note="linear convergence at Eq. 10's rate; GD's and momentum's ratios creep towards 1 (sublinear), and "
+                 "so does the coupled ablation's. Linear convergence itself is not Adam's alone: Polyak's step "
+                 f"contracts by {r['polyak_rate8']:.4f} per step, faster; the row tests Adam's rate, which no control "
+                 "shares. k = 4 and 6 are read as ln-loss slopes below (one measurement per row)")
     # ---- reproduces: Fig. 2(a)'s slopes (k = 4, 6), the same runs' ln-loss slope; the paper's rounded values shown
     for k, paper in ((4, -0.0726), (6, -0.0544)):
         v.close(f"ln-loss slope per step, k={k} (Fig. 2(a): k ln β₂/(2(k−2)))", r["rates"][k][1],
@@ -278,15 +291,32 @@ def headline(r: Mapping[str, Any], *, display: bool = True) -> Verdicts:
                  "exact count the 'steps per e-fold' consistency row")
 
     # ---- reproduces: Eq. 8 on the phase diagram, against boundaries with wrong exponents
-    v.greater("phase diagram: convergence agrees with Eq. 8 off the boundary", r["pd_agreement"], 0.99,
-              kind="reproduces", source="secondary", tests="eq8",
-              control=[Control(f"boundary β₁ < β₂^{lab}", val,
-                               why="a rival stability law with as many free parameters (one exponent of β₂)",
-                               tuned="none needed: the same cells and runs scored against the rival exponent")
-                       for lab, val in r["pd_controls"].items()],
+    def pd_control(lab: str, val: float, k: int) -> Control:
+        if lab == "1":
+            return Control("k-free boundary β₁ < β₂ (Eq. 8's k = 4 form, used at every k)", val,
+                           why="the rival law that drops Eq. 8's k-dependence (Remark 4.2: the stable region grows "
+                               "with k); at k = 4 it is Eq. 8 itself",
+                           tuned="none needed: the same cells and runs scored against the rival boundary")
+        why = ("the existence boundary Eq. 9 (exponent (k−1)/(2(k−2))) read as the stability boundary"
+               if Fraction(lab) == Fraction(k - 1, 2 * (k - 2)) else
+               "a rival stability law with as many free parameters (one exponent of β₂)")
+        return Control(f"boundary β₁ < β₂^{lab}", val, why=why,
+                       tuned="none needed: the same cells and runs scored against the rival exponent")
+
+    v.greater("phase diagram, k=4: convergence agrees with Eq. 8 off the boundary", r["pd_agreement"], 0.99,
+              kind="not_specific", source="secondary", tests="eq8",
+              control=[pd_control(lab, val, 4) for lab, val in r["pd_controls"].items()],
               basis="paper: a secondary reproduction reports 99.96 % (50×50, 100k steps); threshold 0.99 fixed "
                     "below it before this run",
-              note="40×40 grid, 30k steps; controls: the same cells scored against a wrong exponent")
+              note="40×40 grid, 30k steps; controls: the same cells scored against a wrong exponent. At k = 4 "
+                   "Eq. 8 reads β₁ < β₂, so the k-free law passes by identity: the k = 6 row below tells them apart")
+    v.greater("phase diagram, k=6: convergence agrees with Eq. 8 (β₁ < β₂^(3/4)) off the boundary",
+              r["pd6_agreement"], 0.99, kind="reproduces", source="secondary", tests="eq8",
+              control=[pd_control(lab, val, 6) for lab, val in r["pd6_controls"].items()],
+              basis="paper: a secondary reproduction reports 99.64 % at k = 6 (50×50, 100k steps); the k = 4 row's "
+                    "threshold 0.99, unchanged",
+              note="the same 40×40 grid and 30k steps at k = 6 (added by the sceptic's review): the k-free law and "
+                   "the existence boundary, which pass or nearly pass at k = 4, fail here")
 
     # ---- reproduces: the three regimes (Theorem 6.1), each against the other regimes' runs
     same = "none needed: the same batched run (k = 4, η = 1e-3, x₀ = 1, 30k steps), only (β₁, β₂) differs"
@@ -309,7 +339,13 @@ def headline(r: Mapping[str, Any], *, display: bool = True) -> Verdicts:
                             why="the stable side of Eq. 8's boundary, 0.015 away in β₂", tuned=same),
                     Control("regime III run", spike(2), f"{L[:, 2].min():.1e} → {L[-1, 2]:.1e}",
                             why="the oscillating regime also rises from low losses", tuned=same)],
-           note="a spike = ≥ 10 decades back up after a minimum below 1e-100")
+           scan=Scan("β₂ at β₁ = 0.9 (regime II: 0.869 < β₂ < 0.9)", tuple(r["spike_scan"]),
+                     tuple(f"{mn:.1e} → {fin:.1e} ({'spike' if ok else 'no'})"
+                           for mn, fin, ok in r["spike_scan"].values())),
+           note="a spike = ≥ 10 decades back up after a minimum below 1e-100. Scanned along β₁ = 0.9, the rise "
+                "follows at every regime-II point, but the minimum reaches 1e-100 only next to Eq. 8's boundary "
+                "(β₂ = 0.895); nearer the existence boundary it is as shallow as regime III's, so this test tells II "
+                "from III only at the paper's own regime-II setting (the Rₜ row separates them)")
     amp = r["amp3"]
     v.between("regime III (β₂ = 0.8): SignGD level index j = log₂(η / max |xₜ|) over the last 6k steps (L(η/2ʲ))",
               amp, 1.5, 2.5, kind="differs", source="secondary", tests="thm6.1", paper=1.0,
@@ -324,8 +360,13 @@ def headline(r: Mapping[str, Any], *, display: bool = True) -> Verdicts:
               basis="model: the rival levels L(η/2^j) differ by 2^(4) = 16 in loss; the amplitude is assigned to "
                     "the nearest j on a log scale (half-integers the boundaries), a rule fixed once issue 44 named "
                     "the rivals L(η/4), L(η/8) — the amplitude 0.29η was then already known",
-              note="the tail's largest |x| is nearer η/4 than η/2: the oscillation is SignGD-like (coupled, "
-                   "see the Rₜ row) but at the level L(η/4), 16× below the notes' L(η/2)")
+              scan=Scan("(β₁, β₂) in regime III", tuple(str(p) for p in r["amp3_scan"]),
+                        tuple(float(j) for j in r["amp3_scan"].values())),
+              note="at the paper's regime-III setting the tail's largest |x| is nearer η/4 than η/2: SignGD-like "
+                   "(coupled, see the Rₜ row) but at L(η/4), 16× below the notes' L(η/2). Across regime III the "
+                   f"level is no single L(η/2ʲ): j runs from {min(r['amp3_scan'].values()):.1f} to "
+                   f"{max(r['amp3_scan'].values()):.1f} over the scan, nearest the notes' j = 1 at "
+                   f"{sum(abs(j - 1) <= 0.5 for j in r['amp3_scan'].values())} of {len(r['amp3_scan'])} points")
     R = r["R_early"]
     v.less("regime III: vₜ tracks gₜ² — median coupling ratio Rₜ = vₜ/gₜ² over steps 1000–3000", R[2], 100.0,
            kind="reproduces", source="secondary", tests="thm6.1",
@@ -335,15 +376,22 @@ def headline(r: Mapping[str, Any], *, display: bool = True) -> Verdicts:
                             "only once its fixed point is approached", tuned=same)],
            basis="model: a decoupled run has Rₜ ≥ e^(t(−ln β₂)/(k−2)) ≥ e^50 by step 1000; 100 = within two "
                  "decades of 1",
-           note="the notes say R ≈ 1; measured it is O(10), coupled, far from the decoupled runs")
+           scan=Scan("(β₁, β₂) in regime III", tuple(str(p) for p in r["R3_scan"]),
+                     tuple(float(x) for x in r["R3_scan"].values())),
+           note="the notes say R ≈ 1; measured it is O(10), coupled, far from the decoupled runs — at every point "
+                f"of the regime-III scan (largest median {max(r['R3_scan'].values()):.0f})")
 
     # ---- reproduces: decoupling (Lemma 5.4) against the coupled regime-III run
     for j, label in ((4, "RMSProp β₂=0.93"), (0, "Adam β₂=0.91 (regime I)")):
         v.less(f"Lemma 5.4, {label}: max |vₜ/v_(t−1) − β₂| from step 3000 to the floor", r["lemma54"][j], 1e-12,
                kind="reproduces", source="secondary", tests="lemma5.4",
-               control=Control("coupled regime-III run (β₂ = 0.8): same measurement", r["lemma54_coupled"],
-                               why="a run where xₜ does not go to 0 on the window: the lemma's premise absent",
-                               tuned=same),
+               control=[Control("coupled regime-III run (β₂ = 0.8): same measurement", r["lemma54_coupled"],
+                                why="a run where xₜ does not go to 0 on the window: the lemma's premise absent",
+                                tuned=same),
+                        Control(f"the same EMA of gₜ² (β₂ = {0.93 if j == 4 else 0.91}) along GD's sublinear run "
+                                "(lr 0.1, k = 4): same measurement", r["lemma54_gd"][j],
+                                why="xₜ → 0 there too, but polynomially: decoupling is not implied by xₜ → 0 alone",
+                                tuned="none needed: the GD run of the rate rows' controls, same steps from 3000")],
                basis="model: remainder (1−β₂)gₜ²/v_(t−1) ~ e^(−0.03·3000); rounding ≤ 4 ulp ≈ 1e-15",
                note="vₜ decays like β₂ᵗ once decoupled")
 
@@ -362,13 +410,18 @@ def headline(r: Mapping[str, Any], *, display: bool = True) -> Verdicts:
                 basis="model: median ratio; transient × u* ≤ 1e-8 at the slowest (β₂ = 0.999)",
                 note="the controls show the test tells linear from sublinear, and resolves β₂")
     v.less("RMSProp β₂=0.07 (above the threshold 0.0625): spread of the last 20 per-step ratios", r["spread07"],
-           1e-6, kind="reproduces", source="secondary", tests="thm5.7",
-           control=Control("RMSProp β₂=0.05 (below): same spread", r["spread05"],
-                           why="the other side of the claimed threshold, 0.02 away in β₂", tuned=same),
+           1e-6, kind="not_specific", source="secondary", tests="thm5.7",
+           control=[Control("RMSProp β₂=0.05 (below): same spread", r["spread05"],
+                            why="the other side of the claimed threshold, 0.02 away in β₂", tuned=same),
+                    Control("RMSProp β₂=0.01 (below, a decade under the threshold): same spread", r["spread01"],
+                            why="deeper below the threshold: the run never converges but falls into SignGD's 2-cycle "
+                                "xₜ = ±η/2, whose per-step ratio is a constant −1", tuned=same)],
            basis="model: above the threshold the ratio's O(1) deviation shrinks by |f'(u*)| ≈ 0.89 per step, to "
                  "≤ 0.89^150 ≈ 3e-8 by the tail window (the run reaches the floor after ~170 steps at rate 0.51); "
                  "below it a period-2 orbit keeps an O(0.1) spread",
-           note="stable above the threshold, flipped (period 2) below it")
+           note="stable above the threshold, flipped (period 2) just below it; a decade below (β₂ = 0.01) RMSProp does "
+                "not converge at all (SignGD's 2-cycle ±η/2), and its constant ratio −1 passes the spread test: the "
+                "test reads a settled ratio, not convergence")
 
     # ---- differs: Eq. 8 as a sufficient condition, at tiny β₂
     v.greater("Theorem 4.1 'stable iff Eq. 8' at (β₁, β₂) = (0.004, 0.03): spread of the tail ratio",
