@@ -61,6 +61,8 @@ FUZZ_BASE = {
     "switch_off_scan": {"seed": 1, "powers": (1e-3, 1.0), "play_steps": 1000},
     "plugin_bias": {"k": 4, "n_y": 4, "n": 2000},
     "cem_reaching": {"iterations": 1, "population": 4, "horizon": 3},
+    "compress": {"curves": [[3.0, 2.0, 1.0], [2.0, 1.5, 1.0]], "factor": 2.0},
+    "whitening_study": {"pca_act": _a[:20], "powers": (1.0,), "n_random": 2},
     "learning_speed": {"res": None},
     "summarize": {},
     "render": {},
