@@ -58,8 +58,10 @@ POLICIES = ("ts", "greedy", "optimal", "shutdown")
 #: Policies beyond the chapter's four: ``"tempered"`` (TS at temperature κ, x = Φ(m/(κ s_n)), the unconditional
 #: alternative to the shutdown) and ``"tempered_shutdown"`` (tempered TS with the shutdown's condition).
 #: ``"discounted"`` is the stationary Bayes-optimal policy of the discounted problem (γ = ``gamma``), see
-#: :func:`discounted_solution`, evaluated on the finite horizon.
-EXTRA_POLICIES = ("tempered", "tempered_shutdown", "discounted")
+#: :func:`discounted_solution`, evaluated on the finite horizon. ``"bayes_ucb"`` is the index rule pull iff
+#: m + c·s_n ≥ 0 (c = ``ucb_c``; Bayes-UCB with a Gaussian quantile c): greedy plus the linear regulariser c·s_n·x,
+#: applied everywhere — an unconditional regulariser of another shape than TS's.
+EXTRA_POLICIES = ("tempered", "tempered_shutdown", "discounted", "bayes_ucb")
 _SHUTS = ("shutdown", "tempered_shutdown")
 _TEMPERED = ("tempered", "tempered_shutdown")
 _SQRT2 = math.sqrt(2.0)
@@ -126,7 +128,8 @@ def _check_common(horizon, prior_var, noise_var, grid) -> tuple[int, float, floa
     return T, v0, v, G
 
 
-def _check_policies(policies, shutdown_z, temper=None, gamma=None) -> tuple[tuple[str, ...], float, float, float]:
+def _check_policies(policies, shutdown_z, temper=None, gamma=None,
+                    ucb_c=None) -> tuple[tuple[str, ...], float, float, float, float]:
     if isinstance(policies, str):
         policies = (policies,)
     if not isinstance(policies, (list, tuple)) or not policies:
@@ -157,7 +160,14 @@ def _check_policies(policies, shutdown_z, temper=None, gamma=None) -> tuple[tupl
         g = validate.number("gamma", gamma, 0.5, 0.999)
     elif gamma is not None:
         validate.number("gamma", gamma, 0.5, 0.999)
-    return out, z0, kappa, g
+    c = 0.0
+    if "bayes_ucb" in out:
+        if ucb_c is None:
+            raise ValueError("Invalid ucb_c: None (policy 'bayes_ucb' needs a bonus c in [0, 10])")
+        c = validate.number("ucb_c", ucb_c, 0.0, 10.0)
+    elif ucb_c is not None:
+        validate.number("ucb_c", ucb_c, 0.0, 10.0)
+    return out, z0, kappa, g, c
 
 
 @functools.lru_cache(maxsize=8)
@@ -224,13 +234,13 @@ _SOLVED_MAX = 32
 
 
 def _solved(T: int, policies: tuple[str, ...], v0: float, v: float, z0: float, kappa: float, gamma: float,
-            G: int, device: str) -> list[_One]:
+            G: int, device: str, ucb_c: float = 0.0) -> list[_One]:
     """Each policy's solution from the cache, solving the missing ones together in one batched pass."""
     keys = {p: (T, p, v0, v, z0 if p in _SHUTS else math.inf, kappa if p in _TEMPERED else 1.0,
-                gamma if p == "discounted" else 0.0, G, device) for p in policies}
+                gamma if p == "discounted" else ucb_c if p == "bayes_ucb" else 0.0, G, device) for p in policies}
     missing = tuple(p for p in policies if keys[p] not in _SOLVED)
     if missing:
-        for p, one in zip(missing, _solve_batch(T, missing, v0, v, z0, kappa, gamma, G, device), strict=True):
+        for p, one in zip(missing, _solve_batch(T, missing, v0, v, z0, kappa, gamma, G, device, ucb_c), strict=True):
             _SOLVED[keys[p]] = one
     out = []
     for p in policies:
@@ -242,7 +252,7 @@ def _solved(T: int, policies: tuple[str, ...], v0: float, v: float, z0: float, k
 
 
 def _solve_batch(T: int, policies: tuple[str, ...], v0: float, v: float, z0: float, kappa: float,
-                 gamma: float, G: int, device: str) -> list[_One]:
+                 gamma: float, G: int, device: str, ucb_c: float = 0.0) -> list[_One]:
     """Backward induction for several policies at once (one tensor program over policy × n × m per step)."""
     m, s, dx, bands, _ = _kernels(T, v0, v, G, device)
     dev = m.device
@@ -256,12 +266,16 @@ def _solve_batch(T: int, policies: tuple[str, ...], v0: float, v: float, z0: flo
     if "discounted" in policies:
         b = discounted_solution(gamma, prior_var=v0, noise_var=v, grid=G, device=device).boundary[: T + 2]
         jidx["discounted"] = torch.searchsorted(m, b.to(dev)).clamp_max(G)  # first node ≥ b (b snapped up)
+    if "bayes_ucb" in policies:
+        jidx["bayes_ucb"] = torch.searchsorted(m, -ucb_c * s[: T + 2]).clamp_max(G)  # first node ≥ −c·s_n
     z = m[None, :] / s[: T + 1, None]  # (T+1, G): m/s_n
     e_pos = m * _Phi(z) + s[: T + 1, None] * _phi(z)  # E[μ⁺] at (m, s_n)
     fixed = {
         "ts": lambda: _Phi(z),
         "greedy": lambda: (m >= 0).to(torch.float64).expand(T + 1, G),
         "discounted": lambda: (torch.arange(G, device=dev)[None, :] >= jidx["discounted"][: T + 1, None]).to(
+            torch.float64),
+        "bayes_ucb": lambda: (torch.arange(G, device=dev)[None, :] >= jidx["bayes_ucb"][: T + 1, None]).to(
             torch.float64),
         "shutdown": lambda: _Phi(z) * (z >= -z0).to(torch.float64),
         "tempered": lambda: _Phi(z / kappa),
@@ -383,24 +397,26 @@ def discounted_solution(gamma: float, *, prior_var: float = 1.0, noise_var: floa
 def solve_bandit(horizon: int, *, policies: Sequence[str] = POLICIES, prior_var: float = 1.0,
                  noise_var: float = 1.0, shutdown_z: float | None = None, grid: int = 1601,
                  record: Sequence[int] = (), device: str | torch.device | None = None,
-                 temper: float | None = None, gamma: float | None = None) -> BanditSolution:
+                 temper: float | None = None, gamma: float | None = None,
+                 ucb_c: float | None = None) -> BanditSolution:
     r"""Backward induction over (m, n, h) for several policies at once; exact for the piecewise-linear grid model.
 
     Returns :class:`BanditSolution`: ``regret[p, T]`` is :math:`R_T` of ``policies[p]`` for every horizon
     T ≤ ``horizon`` (the fixed policies are stationary, and ``"optimal"`` is re-optimised for each remaining
     horizon, so one pass gives every :math:`R_T`). ``record`` lists remaining horizons h at which the n = 0 curves
-    of the value of information and the allocation are kept. ``temper`` is κ of the ``"tempered"`` policies
-    and ``gamma`` the discount of ``"discounted"`` (:data:`EXTRA_POLICIES`). Results are cached per argument set.
+    of the value of information and the allocation are kept. ``temper`` is κ of the ``"tempered"`` policies,
+    ``gamma`` the discount of ``"discounted"`` and ``ucb_c`` the bonus c of ``"bayes_ucb"``
+    (:data:`EXTRA_POLICIES`). Results are cached per argument set.
     """
     T, v0, v, G = _check_common(horizon, prior_var, noise_var, grid)
-    pols, z0, kappa, g = _check_policies(policies, shutdown_z, temper, gamma)
+    pols, z0, kappa, g, c = _check_policies(policies, shutdown_z, temper, gamma, ucb_c)
     if isinstance(record, (str, bytes)) or not isinstance(record, (list, tuple)):
         raise TypeError(f"Invalid record: {record!r} (must be a sequence of integers in [1, horizon])")
     rec = tuple(validate.integer("record", h, 1, T) for h in record)
     validate.memory_guard(_estimate_bytes(T, G, 1), lower="horizon or grid")
     dev = str(resolve_device(device))
     with one_thread(dev):
-        parts = _solved(T, pols, v0, v, z0, kappa, g, G, dev)
+        parts = _solved(T, pols, v0, v, z0, kappa, g, G, dev, c)
     idx = list(rec)
     opt = next((o for p, o in zip(pols, parts, strict=True) if p == "optimal"), None)
     m = _kernels(T, v0, v, G, dev)[0]
@@ -444,9 +460,10 @@ def simulate_policies(policies: Sequence[str], horizon: int, trials: int, seed: 
     ``torch.Generator`` seeded with ``seed`` and are moved to ``device`` (same numbers on every device).
     """
     T, v0, v, G = _check_common(horizon, prior_var, noise_var, grid)
-    pols, z0, kappa, _ = _check_policies(policies, shutdown_z, temper)
-    if "discounted" in pols:
-        raise ValueError("Invalid policies: 'discounted' (evaluated exactly by solve_bandit, not simulated)")
+    pols, z0, kappa, _, _ = _check_policies(policies, shutdown_z, temper)
+    for p in ("discounted", "bayes_ucb"):
+        if p in pols:
+            raise ValueError(f"Invalid policies: {p!r} (evaluated exactly by solve_bandit, not simulated)")
     n_tr = validate.integer("trials", trials, 1)
     seed = validate.integer("seed", seed, 0, 2**63 - 1)
     P = len(pols)
