@@ -29,7 +29,8 @@ from ..validate import finite_tensor, integer, memory_guard, number, one_of, pos
 from .theory import grid_size
 
 __all__ = [
-    "GraspResult", "OracleResult", "RobustRegression", "SGDRun", "adagrad_norm", "dog", "exact_anchor", "grasp",
+    "GraspResult", "OracleResult", "RobustRegression", "SGDRun", "adagrad_norm", "anchored_sgd", "dog",
+    "exact_anchor", "grasp",
     "grad_norm", "oracle", "problem_grid", "robust_regression", "run_sgd", "unbiased_sq_norm",
 ]
 
@@ -342,6 +343,36 @@ def grasp(problem: RobustRegression, T: int, *, probe: int = 16, score: str = "u
     return GraspResult(x_hat, chosen, x, sc, etas, eta_bar, n)
 
 
+def anchored_sgd(problem: RobustRegression, T: int, *, probe: int = 16, offset: float | None = None,
+                 seeds: int = 8, seed: int = 0) -> torch.Tensor:
+    """One SGD run at the anchored step η̄·2^{−offset}, no grid and no scoring (the rival a sceptic names).
+
+    The probe is Grasp-style's own (the same m₀ samples from the same generator: ``grasp(..., seed=seed)`` draws
+    them first), η̄ = 2F̂(x₀)/‖ĝ(x₀)‖²; the run takes the remaining T − m₀ samples. ``offset`` defaults to
+    ½log₂T, the geometric middle of Grasp-style's grid: the step η̄/√T. Returns the final iterates (P, S, d)
+    (``inf`` where the run diverged)."""
+    if not isinstance(problem, RobustRegression):
+        raise TypeError(f"Invalid problem: {type(problem).__name__} (must be a RobustRegression)")
+    t = integer("T", T, 2, 10**7)
+    m0 = integer("probe", probe, 2, 10**6)
+    if t - m0 < 1:
+        raise ValueError(f"Invalid T: {t} (must exceed probe = {m0})")
+    off = 0.5 * math.log2(t) if offset is None else number("offset", offset, -64.0, 64.0)
+    S = integer("seeds", seeds, 1, 10_000)
+    sd = integer("seed", seed, 0, 2**63 - 1)
+    P, dev = problem.P, problem.device
+    memory_guard(8.0 * P * S * (t - m0) * (problem.d + 2) * 3, lower="T or seeds")
+    gen = torch.Generator().manual_seed(sd)
+    N = problem.A.shape[1]
+    probe_idx = torch.randint(N, (S, m0), generator=gen).to(dev)  # = grasp()'s probe at the same seed
+    run_idx = torch.randint(N, (t - m0, 1, S), generator=gen).to(dev)
+    f0, g0 = problem.sample_grads(problem.x0(S), probe_idx)
+    ghat = g0.mean(-2)
+    eta_bar = 2.0 * f0.mean(-1) / (ghat * ghat).sum(-1).clamp_min(torch.finfo(_DT).tiny)  # (P, S)
+    x = _sgd(problem, problem.x0(1, S), (eta_bar * 2.0 ** -off)[:, None, :], run_idx)
+    return x[:, 0]
+
+
 class OracleResult(NamedTuple):
     """Oracle SGD: constant steps η̄*·2^{−j/4} (P, E), exact ‖∇F‖ (P, E, S) of each, and the best in hindsight."""
 
@@ -430,6 +461,7 @@ FUZZ_BASE = {
     "problem_grid": {"sigmas": [0.3], "cs": [1.0], "n": 50, "d": 3},
     "run_sgd": {"problem": _fuzz_problem(), "etas": [0.01], "T": 8, "seeds": 2},
     "grasp": {"problem": _fuzz_problem(), "T": 64, "seeds": 2},
+    "anchored_sgd": {"problem": _fuzz_problem(), "T": 64, "seeds": 2},
     "oracle": {"problem": _fuzz_problem(), "T": 4, "seeds": 2},
     "exact_anchor": {"problem": _fuzz_problem()},
     "grad_norm": {"problem": _fuzz_problem(), "x": torch.zeros(1, 2, 3, dtype=_DT)},

@@ -42,7 +42,7 @@ __all__ = ["PAPER_CLAIMS", "chapter_verdicts", "deterministic_verdicts", "headli
 
 PAPER_CLAIMS: tuple[PaperClaim, ...] = (
     PaperClaim("C1", "Grasp is fully parameter-free for smooth non-convex stochastic optimisation and attains the "
-                     "near-optimal rate up to logarithmic factors (that of tuned SGD)"),
+                     "near-optimal rate up to logarithmic factors (that of tuned SGD)", headline=True),
     PaperClaim("C2", "for convex problems the framework yields parameter-free methods competitive with acceleration "
                      "and universality"),
     PaperClaim("C3", "a sharper guarantee for the final model-ensemble step under an 'interpolated variance' "
@@ -85,6 +85,7 @@ def headline_numbers(run: HeadlineRun) -> dict[str, Any]:
         "log grid from η = 1": per_problem(run.top1_norm) / o,
         "DoG": per_problem(run.dog_norm) / o,
         "AdaGrad-norm (η = 1)": per_problem(run.adagrad_norm) / o,
+        "one run at η̄/√T": per_problem(run.anchored_norm) / o,
     }
     return {"oracle": o, "ratios": ratios, "log2T": math.log2(run.T),
             "tuned_rel": torch.log2(run.tuned_eta / eb), "eta_bar": eb}
@@ -109,8 +110,21 @@ def seeded_verdicts(seed: int, run: HeadlineRun | None = None, curve: BudgetCurv
     budget = "same total budget T, same split (half running, half scoring) and U-statistic score as Grasp-style"
     v.less(f"near-optimal up to log factors: Grasp-style E‖∇F(x̂)‖ ≤ log₂T × oracle-tuned SGD's on every one of the "
            f"{P} problems (σ × x-scale s over 2⁻⁶…2⁶), T = 2^{int(logT)}; largest ratio",
-           float(rat["Grasp-style (U-statistic)"].max()), logT, kind="reproduces", source="paper", tests="C1",
-           control=[Control(f"a practitioner's wide log grid 2^{math.log2(WIDE_GRID['top']):g} … 2^{wide_lo:g}, "
+           float(rat["Grasp-style (U-statistic)"].max()), logT, kind="not_specific", source="paper", tests="C1",
+           control=[Control("one SGD run at Grasp-style's own anchor, η̄/√T (no grid search)",
+                            float(rat["one run at η̄/√T"].max()),
+                            why="the sceptic's rival: the anchor without the search — does the grid do the work, or "
+                                "the observable anchor alone?",
+                            tuned="the same 16-sample probe and anchor η̄ as Grasp-style (same seed), then all "
+                                  "T − 16 remaining samples in one run at η̄·2^(−½log₂T), the geometric middle of "
+                                  "Grasp-style's own grid; no setting the method does not share, none tuned on the "
+                                  "chapter's seeds"),
+                    Control("DoG (dog-optimizer defaults)", float(rat["DoG"].max()),
+                            why="the partially parameter-free competitor the paper sets 'fully parameter-free' "
+                                "against: it needs a distance scale r_ε, but only through a logarithm",
+                            tuned="none needed: the claim is about methods run without tuning; r_ε = 10⁻⁶(1 + ‖x₀‖), "
+                                  "its package default, T samples"),
+                    Control(f"a practitioner's wide log grid 2^{math.log2(WIDE_GRID['top']):g} … 2^{wide_lo:g}, "
                             f"every {WIDE_GRID['spacing']:g} octaves", float(rat["wide log grid"].max()),
                             why="what a practitioner runs without the self-bounding anchor: a log grid wide enough "
                                 "for every problem of the family, at the same total budget",
@@ -132,9 +146,11 @@ def seeded_verdicts(seed: int, run: HeadlineRun | None = None, curve: BudgetCurv
                  "where T = 2¹⁰ fails (the differs row below)",
            note=f"algorithm: our reconstruction; E over {r.grasp_norm.shape[-1]} seeds per problem (Grasp-style's "
                 "ratio is the same at every x-scale, so it takes one value per σ); oracle = the constant step, one "
-                f"per problem, with the least mean final ‖∇F‖ (T steps). Peer, same measurement: DoG "
-                f"{float(rat['DoG'].max()):.3g} — it passes too (its r_ε enters only logarithmically), so this row "
-                "cannot tell Grasp-style from DoG; it tells it from grids and adaptive methods that need a scale")
+                "per problem, with the least mean final ‖∇F‖ (T steps). Holds, not specific: one SGD run at the "
+                "anchor's η̄/√T passes too (every problem's tuned step sits ≈ 10 octaves under the anchor, inside "
+                "the single run's window of good steps), and so does DoG (its r_ε enters only logarithmically); "
+                "the row tells the anchor from grids and adaptive methods that need a scale, not the grid search "
+                "from one anchored run")
     v.less("tuning matters (design check): oracle-tuned SGD's E‖∇F‖/‖∇F(x₀)‖, largest over the family",
            float(o.max()), TUNING_GAIN, kind="consistency", source="reconstruction", basis=_PILOT,
            note="the family is only a test of tuning if the tuned step improves x₀ by orders of magnitude")
@@ -169,17 +185,31 @@ def seeded_verdicts(seed: int, run: HeadlineRun | None = None, curve: BudgetCurv
     K = r.grasp.etas.shape[1]
     in_range = ((r.tuned_eta[:, None] <= eb_seed) & (r.tuned_eta[:, None] >= eb_seed * 2.0 ** -(K - 1)))
     top1_in = ((r.tuned_eta <= 1.0) & (r.tuned_eta >= 2.0 ** -(K - 1)))
+    Lhat = smoothness_bound(chapter_problem())  # (P,): each problem's global smoothness bound
+    lhat_in = ((r.tuned_eta <= 1.0 / Lhat) & (r.tuned_eta >= 2.0 ** -(K - 1) / Lhat))
+    lrel = torch.log2(r.tuned_eta * Lhat)
     v.true("self-bounding range: every problem's tuned step lies in [η̄·2^−(K−1), η̄] for every seed's probe anchor "
-           "η̄ = 2F̂(x₀)/‖ĝ(x₀)‖²", bool(in_range.all()), kind="reproduces", source="paper", tests="C4",
+           "η̄ = 2F̂(x₀)/‖ĝ(x₀)‖²", bool(in_range.all()), kind="not_specific", source="paper", tests="C4",
            predicted="all inside",
            measured=f"{int(in_range.all(1).sum())} of {P} problems; log₂(η*/η̄*) from {float(rel.min()):.2f} to "
                     f"{float(rel.max()):.2f}",
-           control=Control("a practitioner's range of the same width, [2^−(K−1), 1]", bool(top1_in.all()),
-                           shown=f"{int(top1_in.sum())} of {P} problems inside",
-                           why="a range fixed without looking at the problem (top η = 1, a common default)",
-                           tuned="none needed: the same number of octaves K as the self-bounding range"),
+           control=[Control("the same-width range at the textbook step 1/L̂, [2^−(K−1)/L̂, 1/L̂]",
+                            bool(lhat_in.all()),
+                            shown=f"{int(lhat_in.sum())} of {P} problems inside; log₂(η*·L̂) from "
+                                  f"{float(lrel.min()):.2f} to {float(lrel.max()):.2f}",
+                            why="the range a partially parameter-free analysis sets from the smoothness L — the "
+                                "parameter 'fully parameter-free' avoids: does the test tell observables from L?",
+                            tuned="none needed: the same number of octaves K as the self-bounding range; L̂ = "
+                                  "c(λ_max(AᵀA/N) + λ/s²) is each problem's global smoothness bound, from the "
+                                  "whole pool"),
+                    Control("a practitioner's range of the same width, [2^−(K−1), 1]", bool(top1_in.all()),
+                            shown=f"{int(top1_in.sum())} of {P} problems inside",
+                            why="a range fixed without looking at the problem (top η = 1, a common default)",
+                            tuned="none needed: the same number of octaves K as the self-bounding range")],
            note="the range is our reconstruction of the paper's self-bounding analysis (16 probe samples, log₂T "
-                "octaves); tuned step = the oracle's, one per problem")
+                "octaves); tuned step = the oracle's, one per problem. Holds, not specific: the range anchored at "
+                "1/L̂ holds every tuned step too — on this family the observable anchor is a fixed multiple of "
+                "1/L̂, so the test cannot tell observables from knowing L")
     return v
 
 

@@ -1,5 +1,6 @@
 """The chapter's control panel: noise σ, scale c, budget T and the scoring rule → the exact ‖∇F‖/‖∇F(x₀)‖ of every
-Grasp-style candidate (our reconstruction) against its step η_k/η̄*, its score, the chosen candidate, and the
+Grasp-style candidate (our reconstruction) against its step η_k/η̄*, its score (√score/‖∇F(x₀)‖, drawn, so that
+the scoring rule visibly changes the panel), the chosen candidate, and the
 oracle's tuned step η* (best constant step in hindsight, same budget, one seed). T ≤ 2¹⁰ keeps an update < 0.25 s.
 """
 
@@ -56,7 +57,10 @@ def panel(sigma: float = 0.01, c: float = 1.0, T: int = 1024, score: str = "usta
         cand = grad_norm(prob, gr.candidates)[0, :, 0] / g0
     eb = float(orc.eta_bar[0])
     k = int(gr.chosen[0, 0])
-    curves = {"eta": to_numpy(gr.etas[0, :, 0]) / eb, "cand": to_numpy(cand), "score": to_numpy(gr.scores[0, :, 0]),
+    sc = to_numpy(gr.scores[0, :, 0])
+    with np.errstate(invalid="ignore"):
+        score_rel = np.where(sc > 0, np.sqrt(np.where(sc > 0, sc, 0.0)), np.nan) / g0  # √score: estimates ‖∇F‖
+    curves = {"eta": to_numpy(gr.etas[0, :, 0]) / eb, "cand": to_numpy(cand), "score": sc, "score_rel": score_rel,
               "orc_eta": to_numpy(orc.etas[0]) / eb, "orc": to_numpy(orc.grad_norm[0, :, 0]) / g0}
     res = PanelResult(k, float(cand[k]), float(cand.min()), float(orc.best_grad_norm[0, 0]) / g0,
                       float(orc.best_eta[0, 0]) / eb, "")
@@ -74,6 +78,9 @@ def render(sigma: float = 0.01, c: float = 1.0, T: int = 1024, score: str = "ust
     ax.plot(cv["orc_eta"][finite], cv["orc"][finite], color=COLORS[7], lw=0.9, alpha=0.6,
             label=f"constant-step SGD, {int(T)} steps")
     ax.plot(cv["eta"], cv["cand"], "o-", color=COLORS[0], ms=4, label="Grasp-style candidates (exact ‖∇F‖)")
+    name = "U-statistic" if score == "ustat" else "naive ‖ĝ‖²"
+    ax.plot(cv["eta"], cv["score_rel"], "x--", color=COLORS[1], ms=6, lw=0.8,
+            label=f"√score ({name}; missing where ≤ 0)")
     ax.plot(cv["eta"][res.chosen], res.chosen_norm, "*", color=COLORS[3], ms=14, label="chosen by the score")
     ax.axvline(res.oracle_eta_rel, color=COLORS[2], ls=":", label="oracle η*")
     ax.axvspan(cv["eta"].min(), cv["eta"].max(), color=COLORS[0], alpha=0.07, label="grid [η̄/T, η̄]")
