@@ -279,6 +279,14 @@ def test_headline_controls_fail_on_a_small_design():
     assert st.mean_slope > 0.2 and st.slope <= 0.0
     assert np.all(np.diff(st.mean_s_star) > 0)
     assert st.growth <= 1 + verdicts.GROWTH_C < st.mean_growth
+    # the union bound's factor planted in the method's own sup-deviations (sceptic's review): s* grows by ≈ the
+    # factor squared (the quantiles fall as s^(−1/2)), from the same draws
+    from theorybook.linear_contracts.experiment import union_factor
+
+    assert st.union_s_star[0] == st.s_star[0] and np.all(st.union_s_star[1:] > st.s_star[1:])
+    ratio = st.union_s_star / st.s_star
+    want = np.array([union_factor(n) ** 2 for n in st.n])
+    assert np.allclose(ratio, want, rtol=0.35)
 
 
 def test_growth_ratio_table():
@@ -377,6 +385,15 @@ def test_lemma_control_is_not_monotone():
     from theorybook.linear_contracts import chapter_population
 
     assert monotonicity_gap(chapter_population(10), "principal", contract="quadratic") < -1e-4
+    # the sceptic's bonus contract (α on the top outcome): monotone on the chapter's types, whose costs rise with R …
+    assert monotonicity_gap(chapter_population(10), "principal", contract="bonus") >= -1e-12
+    # … but not in general: idle; A (R = 0.84, top-outcome mass 0.2, cost 0.01); B (R = 0.5, mass 0.5, cost 0.2).
+    # Under the bonus contract the agent idles, takes A above α = 0.05 and B above 19/30: R goes 0 → 0.84 → 0.5
+    F = torch.tensor([[[1.0, 0, 0, 0, 0, 0], [0, 0, 0, 0, 0.8, 0.2], [0.5, 0, 0, 0, 0, 0.5]]], dtype=torch.float64)
+    t = ContractTypes(F, torch.tensor([[0.0, 0.01, 0.2]]), torch.linspace(0, 1, 6, dtype=torch.float64),
+                      device="cpu")
+    assert monotonicity_gap(t, "principal", contract="bonus") == pytest.approx(-0.34, abs=1e-12)
+    assert monotonicity_gap(t, "principal") >= 0.0  # the linear contract: B is dominated by A
 
 
 # -- Corollary 1.2's confidence scan and the rate row -----------------------------------------------------------
@@ -471,27 +488,37 @@ def test_headline_rows_on_fake_studies():
     assert [c.id for c in claims] == ["Thm1.1-n"] and claims[0].regime
     n = np.array([2.0, 20.0, 200.0, 2000.0])
 
+    lnf = np.log(2 * n / 0.05) / np.log(4 / 0.05)  # the union bound's factor on s*
+
     def study(s_star, alt):
         from theorybook.linear_contracts import growth_ratio, growth_slope
 
         s_star, alt = np.asarray(s_star, float), np.asarray(alt, float)
+        planted = s_star * lnf  # the union bound's growth planted on the measured s* (sceptic's review)
         return NIndepStudy(n, s_star, growth_slope(n, s_star), alt, growth_slope(n, alt), 0.005, 0.05,
-                           growth_ratio(n, s_star), growth_ratio(n, alt))
+                           growth_ratio(n, s_star), growth_ratio(n, alt), planted, growth_ratio(n, planted))
 
-    union = 1000 * np.log(2 * n / 0.05) / np.log(4 / 0.05)
+    union = 1000 * lnf
     v = Verdicts("t", display=False)
     verdicts._nindep_rows(v, study([4000, 2400, 1500, 1000], union), study([1000, 1050, 980, 1020], union))
     head, flat = v.rows
-    assert head.tests == "Thm1.1-n" and head.kind == head.outcome == "reproduces" and head.holds
+    assert head.tests == "Thm1.1-n" and head.kind == head.outcome == "not_specific" and head.holds
     assert head.scan is not None and len(head.scan["values"]) == 4
+    # a falling s* hides the planted union factor (G = 0.92); the per-action means do not pass
+    assert [c["passes"] for c in head.controls] == [False, True]
     assert flat.kind == "consistency" and flat.holds and not flat.tests
-    assert all(not c["passes"] for r in v.rows for c in r.controls)  # the union bound's growth is rejected
+    assert not any(c["passes"] for c in flat.controls)  # where nothing falls, the same plant is caught
     assert not [m for m in claim_violations(verdicts.PAPER_CLAIMS, v.rows) if "Thm1.1-n" in m]
-    # a flat s* passes — the old slope ≤ 0 test failed it half the time — and a union-bound growth fails
+    # a flat s* passes — the old slope ≤ 0 test failed it half the time — and there the planted union factor is
+    # caught: on a family without a fall the row would reproduce (and the registered 'not_specific' would fail)
     w = Verdicts("t", display=False)
     verdicts._nindep_rows(w, study([1000, 1100, 1000, 1050], union), study(union, union))
-    assert w.rows[0].holds and w.rows[0].outcome == "reproduces" and not w.rows[1].holds
+    assert w.rows[0].test_holds and w.rows[0].outcome == "reproduces" and not w.rows[0].holds
+    assert not w.rows[1].holds
     assert 1 + verdicts.GROWTH_C < verdicts.UNION_G
+    with pytest.raises(ValueError):
+        verdicts._nindep_rows(Verdicts("t", display=False), study([4000, 2400, 1500, 1000], union)._replace(
+            union_growth=None), study([1000, 1050, 980, 1020], union))
 
 
 def test_headline_tolerance_is_the_committed_pilot():

@@ -89,12 +89,16 @@ def monotonicity_gap(types: ContractTypes, tie: str = "principal", quantity: str
     a function of the same best responses that is *not* monotone. ``contract="quadratic"`` lets the agent answer a
     non-linear contract paying α·r_j² on outcome j (score S_i = Σ_j F_ij r_j²; points and ties from S) and still
     measures the expected reward R_θ(α) — the lemma's control: the exchange argument makes S monotone, not R.
+    ``contract="bonus"`` pays α on the top outcome only (score S_i = F_{i,m}), the single-outcome contract of the
+    contract-design literature — the sceptic's control (its R can fall too, but on the chapter's family, whose
+    costs rise with R, it rarely does).
     """
     types = _check_types(types)
     one_of("tie", tie, TIES)
     one_of("quantity", quantity, ("reward", "utility"))
-    one_of("contract", contract, ("linear", "quadratic"))
-    pay = types.R if contract == "linear" else types.F @ types.rewards**2
+    one_of("contract", contract, ("linear", "quadratic", "bonus"))
+    pay = {"linear": lambda: types.R, "quadratic": lambda: types.F @ types.rewards**2,
+           "bonus": lambda: types.F[:, :, -1]}[contract]()
     T, n = types.R.shape
     P = n * (n - 1) + 3
     memory_guard(8.0 * T * P * 2, lower="n_types or n_actions")

@@ -49,7 +49,7 @@ __all__ = [
     "growth_ratio", "FLAT_POP_SEED", "flat_population", "flat_sweeps", "bernoulli_deviations", "BERNOULLI_P",
     "COR_BERNOULLI_EPS",
     "COR_ACTIONS", "COR_REPS", "COR_S_VALUES", "COR_DELTAS", "COR_EPS", "ConfidenceStudy", "confidence_study",
-    "law_misfit", "CONFIDENCE_LAWS",
+    "law_misfit", "CONFIDENCE_LAWS", "union_factor",
 ]
 
 # The chapter's scale (CPU). Type count and repetitions are arguments of the functions: raise them on a GPU.
@@ -222,7 +222,9 @@ def growth_ratio(n: Any, s_star: Any) -> float:
 class NIndepStudy(NamedTuple):
     """The headline: ``s*(n)`` per n, its growth ratio (:func:`growth_ratio`, the test statistic) and slope, and
     the measured alternative on the same draws: the sample size at which the n per-action mean rewards converge
-    uniformly (max_i |R̂_i − R̄_i| ≤ ε with probability 1 − δ), ``mean_s_star``, with its ratio and slope."""
+    uniformly (max_i |R̂_i − R̄_i| ≤ ε with probability 1 − δ), ``mean_s_star``, with its ratio and slope; and the
+    rival planted in the method's own arm: ``union_s_star``, the s* of the measured sup-deviations multiplied by
+    the union bound's factor :func:`union_factor` (the same pipeline, the same noise), with its ratio."""
 
     n: np.ndarray
     s_star: np.ndarray
@@ -233,6 +235,14 @@ class NIndepStudy(NamedTuple):
     delta: float
     growth: float
     mean_growth: float
+    union_s_star: np.ndarray | None = None
+    union_growth: float | None = None
+
+
+def union_factor(n: float, delta: float = DELTA, n_min: float = 2) -> float:
+    """The union bound's accuracy factor over the actions, √(ln(2n/δ)/ln(2n_min/δ)): ε ∝ √(ln(2n/δ)/s), relative to
+    the fewest actions — the rival's n-dependence, planted in the method's own sup-deviations (sceptic's review)."""
+    return math.sqrt(math.log(2 * n / delta) / math.log(2 * n_min / delta))
 
 
 def nindep_study(sweeps: dict[int, SweepResult], eps: float = EPS, delta: float = DELTA) -> NIndepStudy:
@@ -247,8 +257,15 @@ def nindep_study(sweeps: dict[int, SweepResult], eps: float = EPS, delta: float 
     alt = np.array([required_samples(sweeps[int(k)], eps, delta, statistic="mean_dev") for k in n])
     if not np.all(np.isfinite(alt)):
         raise ValueError(f"Invalid eps: {eps} is not reached by the per-action means for every n (s* = {alt})")
+    n_min = float(n.min())
+    union = np.array([required_samples(sweeps[int(k)]._replace(sup_dev=sweeps[int(k)].sup_dev
+                                                                * union_factor(float(k), delta, n_min)), eps, delta)
+                      for k in n])
+    if not np.all(np.isfinite(union)):
+        raise ValueError(f"Invalid eps: {eps} is not reached by the planted union-bound growth for every n "
+                         f"(s* = {union})")
     return NIndepStudy(n, s_star, growth_slope(n, s_star), alt, growth_slope(n, alt), float(eps), float(delta),
-                       growth_ratio(n, s_star), growth_ratio(n, alt))
+                       growth_ratio(n, s_star), growth_ratio(n, alt), union, growth_ratio(n, union))
 
 
 def law_misfit(x: Any, y: Any) -> float:

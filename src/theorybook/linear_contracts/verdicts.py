@@ -155,33 +155,57 @@ def _nindep_rows(v: Verdicts, st: NIndepStudy, fl: NIndepStudy) -> None:
     alt_shown = ", ".join(f"{s:,.0f}" for s in st.mean_s_star)
     per_action = ("the n per-action mean rewards, same draws: G of the s* at which max_i |R̂_i − R̄_i| ≤ ε "
                   "w.p. 1 − δ")
+    union = ("the union bound's growth planted in the method's own arm: G of the s* at which the measured "
+             "sup|Û_s − U|, × √(ln(2n/δ)/ln(4/δ)), has its (1 − δ)-quantile ≤ ε")
+    union_why = ("the rival itself, not another statistic: a world where the sample size carries the union bound's "
+                 "ln(2n/δ) factor (ε ∝ √(ln(2n/δ)/s)) on top of whatever our family does — can the test tell it "
+                 "from n-independence? (sceptic's review)")
+    union_tuned = ("none needed: the factor is the union bound's at the row's own δ, applied to the same draws, "
+                   "quantile, s-grid, interpolation and ratio as s*(n)")
     v.less(f"Thm 1.1 n-independence: growth G = max_n s*(n)/s*(2) of the least s with the {1 - DELTA:.0%} quantile "
            f"of sup|Û_s − U| ≤ {EPS:g}, over n = {ns} (chapter's family)", st.growth, 1 + GROWTH_C,
-           kind="reproduces", source="paper", tests="Thm1.1-n",
-           control=Control(per_action, st.mean_growth,
-                           why="a union bound over the actions (ε ∝ √(ln(2n/δ)/s)) is what earlier n-dependent "
-                               "bounds pay; estimating each action's mean reward uniformly is the statistic it "
-                               "controls, measured here, not assumed",
-                           tuned="none needed: the same index streams, ε, δ, s-grid, interpolation and ratio as s*(n)"),
+           kind="not_specific", source="paper", tests="Thm1.1-n",
+           control=[Control(per_action, st.mean_growth,
+                            why="a union bound over the actions (ε ∝ √(ln(2n/δ)/s)) is what earlier n-dependent "
+                                "bounds pay; estimating each action's mean reward uniformly is the statistic it "
+                                "controls, measured here, not assumed",
+                            tuned="none needed: the same index streams, ε, δ, s-grid, interpolation and ratio as "
+                                  "s*(n)"),
+                    Control(union, _union_growth(st), why=union_why, tuned=union_tuned)],
            scan=Scan("number of actions n", tuple(int(n) for n in st.n), tuple(float(s) for s in st.s_star)),
            basis=_growth_basis(),
-           note=f"s*(n) = {shown}; the per-action means need {alt_shown}. On our family s* falls with n (slope "
-                f"{st.slope:+.2f} in ln ln n: best responses concentrate as the agent chooses among more actions), so "
-                f"a ln n factor smaller than the fall (×{st.s_star[0] / st.s_star[-1]:.1f} by n = 2,000) would "
-                "hide under it — the flat family's row shows the same test seeing the per-action means' growth where "
-                "nothing falls")
+           note=f"s*(n) = {shown}; the per-action means need {alt_shown}; with the union bound's factor planted, "
+                f"{_union_shown(st)}. Holds, not specific: on our family s* falls with n (slope {st.slope:+.2f} in "
+                f"ln ln n: best responses concentrate as the agent chooses among more actions), by "
+                f"×{st.s_star[0] / st.s_star[-1]:.1f} by n = 2,000, and the union bound's ln(2n/δ) factor "
+                f"(×{UNION_G:.2f}) planted on it passes the same test — the row cannot tell Theorem 1.1 from the "
+                "bound it improves on. The per-action means fail it, and the flat family's row catches the same plant "
+                "where nothing falls")
     fshown = ", ".join(f"{s:,.0f}" for s in fl.s_star)
     falt = ", ".join(f"{s:,.0f}" for s in fl.mean_s_star)
     v.less(f"the headline test on the flat family (live part of the n = 2 law, n − 2 dominated actions; own streams):"
            f" G over n = {ns}", fl.growth, 1 + GROWTH_C, kind="consistency", source="reconstruction",
-           control=Control(per_action + " (flat family)", fl.mean_growth,
-                           why="where s* cannot depend on n, the test must accept it and still reject the union "
-                               "bound's growth, with no fall of s* to hide it under",
-                           tuned="none needed: the same draws, ε, δ, s-grid, interpolation and ratio"),
+           control=[Control(per_action + " (flat family)", fl.mean_growth,
+                            why="where s* cannot depend on n, the test must accept it and still reject the union "
+                                "bound's growth, with no fall of s* to hide it under",
+                            tuned="none needed: the same draws, ε, δ, s-grid, interpolation and ratio"),
+                    Control(union + " (flat family)", _union_growth(fl),
+                            why="the plant the headline row misses: where nothing falls, the same test must catch it",
+                            tuned=union_tuned)],
            basis=_growth_basis(),
            note=f"s*(n) = {fshown}; the per-action means need {falt}. A check of the test's size and power at the "
                 "chapter's seed (its population is fixed, seed 11; the pilot's were drawn per seed), not evidence for "
                 "the paper: the dominated actions leave U unchanged by construction")
+
+
+def _union_growth(st: NIndepStudy) -> float:
+    if st.union_growth is None:
+        raise ValueError("Invalid study: its planted union-bound growth is missing (run nindep_study)")
+    return float(st.union_growth)
+
+
+def _union_shown(st: NIndepStudy) -> str:
+    return "s*(n) = " + ", ".join(f"{s:,.0f}" for s in st.union_s_star) if st.union_s_star is not None else "—"
 
 
 def _mean_slope(s: np.ndarray, x: np.ndarray) -> tuple[float, float]:
@@ -330,14 +354,21 @@ def _deterministic_verdicts() -> Verdicts:
     gaps_p = {n: monotonicity_gap(p, "principal") for n, p in pops.items()}
     gaps_u = {n: monotonicity_gap(p, "principal", quantity="utility") for n, p in pops.items()}
     gaps_q = {n: monotonicity_gap(p, "principal", contract="quadratic") for n, p in pops.items()}
+    gaps_b = {n: monotonicity_gap(p, "principal", contract="bonus") for n, p in pops.items()}
     gaps_a = {n: monotonicity_gap(p, "agent") for n, p in pops.items()}
     v.greater("Lemma: R(α) non-decreasing (principal ties): min increment of R_θ over all indifference points",
-              min(gaps_p.values()), -1e-12, kind="reproduces", source="secondary", tests="lemma",
+              min(gaps_p.values()), -1e-12, kind="not_specific", source="secondary", tests="lemma",
               control=[Control("a non-linear contract paying α·r_j²: the agent's expected reward R_θ(α) at its "
                                "indifference points", min(gaps_q.values()),
                                why="is monotonicity a property of any contract family that grows with α? The exchange "
                                    "argument makes the paid score Σ F r² monotone, not R — the lemma is about linear "
                                    "contracts",
+                               tuned="none needed: the same types, tie rule and brute-force search as the method"),
+                       Control("a bonus contract paying α on the top outcome only (the single-outcome contract): "
+                               "R_θ(α) at its indifference points", min(gaps_b.values()),
+                               why="the contract class a contract theorist sets against linear ones; the exchange "
+                                   "argument makes its paid score F_{i,m} monotone, not R, and R can fall under it (a "
+                                   "test builds such a type) — does the search tell the linear lemma from it?",
                                tuned="none needed: the same types, tie rule and brute-force search as the method"),
                        Control("the principal's utility u(α, θ) = (1 − α)R_θ(α) at the same points",
                                min(gaps_u.values()), why="the non-monotone quantity the lemma contrasts R with",
@@ -346,7 +377,12 @@ def _deterministic_verdicts() -> Verdicts:
               basis="exact: increments of R_θ values taken from the data (differences of equal numbers are 0); "
                     "−1e−12 allows for float64 argmax ties",
               note=f"brute force at every pairwise indifference point, midpoints, 0 and 1, for every type "
-                   f"(n = 2, 10: {N_TYPES} types; n = 100: {MONO_T100} types)")
+                   f"(n = 2, 10: {N_TYPES} types; n = 100: {MONO_T100} types). Holds, but the bonus contract passes "
+                   "the same search (sceptic's review): any contract the agent answers moves it to costlier actions "
+                   "(the exchange argument: c_j − c_i ≥ α₁(S_j − S_i) ≥ 0), and our costs are κ_θR² + U(0, 0.02), "
+                   "rising with R up to the noise, so R falls only where the noise outweighs the cost gap (the "
+                   "α·r² contract: a few types at n = 10). Our family barely separates linear from other "
+                   "contracts; the lemma itself is the sympy exchange argument's (a consistency row)")
     v.true("monotonicity without principal ties: R(α) non-decreasing under agent-favouring ties (brute force)",
            min(gaps_a.values()) >= -1e-12, kind="inconclusive", source="secondary", tests="ties",
            measured=f"min increment {min(gaps_a.values()):.3g}", paper=False,
