@@ -12,12 +12,14 @@ Public API (arguments validated; bad input raises ``ValueError``/``TypeError`` n
 :mod:`.experiment` — ``claim1_study`` (many instances, both ERMs; on one of them SA-GD from a random start and
     from 0, and the population risk of all of them on held-out draws, ``HELDOUT_POINTS``).
 :mod:`.dynamics` — ``sa_gd``, ``sam``, ``gd`` (trajectories, batched over the leading dimensions of ``w0``);
-    ``perturbed_gd`` (claim 2's control), ``sagd_steps`` (SA-GD's exact step count),
+    ``rwp_gd`` (random-weight-perturbation GD) and ``perturbed_gd`` (claim 2's controls), ``sagd_steps`` (SA-GD's
+    exact step count),
     ``sagd_sharpness_prediction``; ``dynamics_study``.
 :mod:`.coupled` — claim 2's risk on the *coupled* instance (our construction: one data-independent term
     ``ψ(⟨u, w⟩ − τ)`` in every sample's loss): ``coupled_instance``, ``coupled_empirical_risk``,
     ``coupled_population_risk``, ``coupled_heldout``, ``coupled_sharpness`` (exact inner max on the orthant) and
-    ``coupled_sharpness_search`` (brute force), ``coupled_sharpness_check``, ``coupled_sa_gd``, ``coupled_study``.
+    ``coupled_sharpness_search`` (brute force), ``coupled_sharpness_check``, ``coupled_sa_gd``, ``coupled_rwp``
+    (RWP, the rival), ``coupled_study``.
 :mod:`.stability` — ``inner_max_quadratic``; ``stability(algorithm, n, ...)`` (claim 4's stand-in on least squares).
 :mod:`.verdicts` — every row the chapter shows: ``PAPER_CLAIMS``, ``seeded_verdicts(seed)``,
     ``deterministic_verdicts()``, ``rate_study``, ``headline(...)``.
@@ -30,6 +32,7 @@ import torch as _torch
 from .coupled import (
     COUPLED_UNSEEN,
     COUPLING_LAMBDA,
+    RWP_SIGMA_COUPLED,
     CoupledInstance,
     CoupledRun,
     CoupledStudy,
@@ -37,6 +40,7 @@ from .coupled import (
     coupled_heldout,
     coupled_instance,
     coupled_population_risk,
+    coupled_rwp,
     coupled_sa_gd,
     coupled_sharpness,
     coupled_sharpness_check,
@@ -45,11 +49,15 @@ from .coupled import (
 )
 from .dynamics import (
     PGD_RADII,
+    RWP_SIGMA_SEPARABLE,
+    RWP_SIGMAS,
     DynamicsStudy,
+    RWPRun,
     Trajectory,
     dynamics_study,
     gd,
     perturbed_gd,
+    rwp_gd,
     sa_gd,
     sagd_sharpness_prediction,
     sagd_steps,
@@ -80,7 +88,6 @@ from .stability import StabilityResult, inner_max_quadratic, stability
 from .verdicts import (
     PAPER_CLAIMS,
     RateStudy,
-    claim1_test,
     claim1_verdicts,
     claim2_risk_test,
     claim2_risk_verdicts,
@@ -96,9 +103,10 @@ from .verdicts import (
 CHAPTER_SEEDS = (2026,)
 
 __all__ = [
-    "BETA", "CHAPTER_SEEDS", "HELDOUT_POINTS", "PAPER_CLAIMS", "PGD_RADII", "perturbed_gd",
+    "BETA", "CHAPTER_SEEDS", "HELDOUT_POINTS", "PAPER_CLAIMS", "PGD_RADII", "perturbed_gd", "RWP_SIGMAS",
+    "RWP_SIGMA_SEPARABLE", "RWP_SIGMA_COUPLED", "RWPRun", "rwp_gd", "coupled_rwp",
     "STABILITY_NS", "Claim1Study", "DynamicsStudy", "HeldOut", "Instance", "RateStudy",
-    "StabilityResult", "Trajectory", "chapter_rho", "claim1_study", "claim1_test", "claim1_verdicts",
+    "StabilityResult", "Trajectory", "chapter_rho", "claim1_study", "claim1_verdicts",
     "deterministic_verdicts", "dynamics_study", "dynamics_verdicts", "empirical_risk", "expected_unseen", "flat_erm",
     "gd", "heldout_risks",
     "inner_max_quadratic", "phi", "population_risk", "population_risk_mc", "prob_some_unseen", "rate_study",
@@ -134,7 +142,8 @@ FUZZ_BASE = {
     "stability": {"algorithm": "sa-gd", "n": (8, 16, 32), "d": 3, "steps": 5, "replacements": 2},
     "claim1_study": {"d": 64, "n": 3, "instances": 4, "mc_samples": 50, "rho": 0.05, "steps": 50},
     "heldout_risks": {"W": _np.array([[0.1, -0.2, 0.3, -0.5], [0.0, 0.0, 0.0, -1.0]]), "m": 200},
-    "claim1_test": {"empirical": 0.0, "sharpness_ratio": 0.0, "flat_risk": 0.16, "sharp_risk": 0.0, "n": 10},
+    "rwp_gd": {"a": _np.array([0.5, 1.0, 0.0, 0.5]), "rho": 0.2, "sigma": 0.1, "steps": 256},
+    "coupled_rwp": {"instance": _CI, "sigma": 0.01, "steps": 50},
     "dynamics_study": {"d": 64, "n": 3, "steps": 50},
     "sharpness_check": {"points": 2},
     "sagd_sharpness_prediction": {"a": _np.array([0.0, 0.5, 1.0, 0.25]), "rho": 0.2, "t": _np.arange(10)},

@@ -43,8 +43,10 @@ from ..device import resolve_device, to_numpy
 from ..validate import finite_tensor, integer, memory_guard, number
 from .instance import _check_01, _generator, heldout_risks
 
-__all__ = ["COUPLED_UNSEEN", "COUPLING_LAMBDA", "CoupledCheck", "CoupledInstance", "CoupledRun", "CoupledStudy",
-           "coupled_empirical_risk", "coupled_heldout", "coupled_instance", "coupled_population_risk", "coupled_sa_gd",
+__all__ = ["COUPLED_UNSEEN", "COUPLING_LAMBDA", "RWP_SIGMA_COUPLED", "RWP_STREAM_COUPLED", "CoupledCheck",
+           "CoupledInstance", "CoupledRun", "CoupledStudy",
+           "coupled_empirical_risk", "coupled_heldout", "coupled_instance", "coupled_population_risk", "coupled_rwp",
+           "coupled_sa_gd",
            "coupled_sharpness", "coupled_sharpness_check", "coupled_sharpness_search", "coupled_study"]
 
 #: The coupling's curvature λ (so β = 1 + λ = 1.1): small, so that SA-GD lifts the seen coordinates before the coupling
@@ -335,12 +337,81 @@ def coupled_sa_gd(instance: CoupledInstance, w0: Any = None, rho: float | None =
     return CoupledRun(w, t, s0, cur, emp, min_seen, bool(cur <= f * s0))
 
 
+#: RWP's noise scale on the coupled instance, per coordinate, as a multiple of ρ: chosen from the grid
+#: ``dynamics.RWP_SIGMAS`` by the fewest median steps to S_ρ ≤ 10⁻³S_ρ(w₀) on pilot seeds 9041–9050
+#: (``bench/flat_minima_rwp_pilot.py``; risk not used in the choice).
+RWP_SIGMA_COUPLED = 1.0
+#: The stream tag of RWP's noise on the coupled instance: its generator is seeded with ``(seed, RWP_STREAM_COUPLED)``.
+RWP_STREAM_COUPLED = 58
+
+
+def coupled_rwp(instance: CoupledInstance, sigma: float, w0: Any = None, rho: float | None = None,
+                lr: float | None = None, steps: int = 2**17, factor: float = 1e-3, seed: int = 0) -> CoupledRun:
+    r"""Random-weight-perturbation GD (RWP) on the coupled loss, the flat-seeking rival of :func:`coupled_sa_gd`:
+    ``w_{t+1} = w_t − η ∇F̂(w_t + σξ_t)``, ``ξ_t ~ N(0, I_d)`` (numpy generator seeded with
+    ``(seed, RWP_STREAM_COUPLED)``), from ``w₀`` (default ``b·1``) with ``η = 1/β`` by default, until
+    ``S_ρ(w_t) ≤ factor·S_ρ(w₀)`` (``S_ρ`` at the instance's flatness radius, checked every step) or ``steps`` steps —
+    the same start, step, flatness radius, stopping rule and cap as SA-GD. ``S_ρ`` is evaluated exactly (the formula of
+    the module docstring) where the iterate is on the orthant and a cheap lower bound —
+    ``max_i a_i(ρ − w_i)₊²/2 − ψ(σ)`` (push one coordinate by ρ) and ``ψ(σ + ρ) − ψ(σ)`` (move along u) — does not
+    already exceed the target; off the orthant the point is not flat (``F̂ > 0``) and the run goes on.
+    ``min_seen`` may be negative (RWP does not need the orthant; only the flatness checks do)."""
+    inst = _as_coupled(instance)
+    sg = number("sigma", sigma, 0.0, math.inf, low_open=True)
+    r = inst.rho if rho is None else number("rho", rho, 0.0, math.inf, low_open=True)
+    beta = 1.0 + inst.lam
+    eta = 1.0 / beta if lr is None else number("lr", lr, 0.0, 2.0 / beta, low_open=True)
+    T = integer("steps", steps, 0, _MAX_STEPS)
+    f = number("factor", factor, 0.0, 1.0, low_open=True)
+    sd = integer("seed", seed, 0)
+    w = np.full(inst.d, inst.b) if w0 is None else _w(w0, inst.d).copy()
+    if w.ndim != 1:
+        raise ValueError(f"Invalid w0: shape {w.shape} (must be one vector of length d)")
+    a, seen, d, lam = inst.a, inst.seen, inst.d, inst.lam
+    if bool(((w < 0) & seen).any()):
+        raise ValueError("Invalid w0: negative on a seen coordinate (the exact inner max needs w_i ≥ 0 where a_i > 0)")
+    sq = math.sqrt(d)
+    cls = _classes(a)
+    rng = np.random.default_rng(np.random.SeedSequence((sd, RWP_STREAM_COUPLED)))
+
+    def sharp(w: np.ndarray, target: float) -> float:
+        """S_ρ(w) where it may be ≤ target; a lower bound above target (or inf off the orthant) otherwise."""
+        if bool((w[seen] < 0).any()):
+            return math.inf
+        sig = float(w.sum()) / sq - inst.tau
+        p0 = float(_psi(sig, lam))
+        lb = max(0.5 * float((a * np.maximum(r - w, 0.0) ** 2).max()) - p0, float(_psi(sig + r, lam)) - p0)
+        if lb > target:
+            return lb
+        return _inner(w, a, cls, sig, r, lam, d)[0] - p0
+
+    s0 = sharp(w, math.inf)
+    cur, t, min_seen = s0, 0, float(w[seen].min())
+    while t < T and cur > f * s0:
+        for x in rng.standard_normal((min(256, T - t), d)):
+            y = w + sg * x
+            g = a * np.minimum(y, 0.0) + lam * max(float(y.sum()) / sq - inst.tau, 0.0) / sq
+            w -= eta * g
+            min_seen = min(min_seen, float(w[seen].min()))
+            t += 1
+            cur = sharp(w, f * s0)
+            if cur <= f * s0:
+                break
+    if cur > f * s0:
+        cur = sharp(w, math.inf)  # the cap ended the run: S_ρ itself (not the bound), inf off the orthant
+    emp = float(coupled_empirical_risk(w, inst))
+    return CoupledRun(w, t, s0, cur, emp, min_seen, bool(cur <= f * s0))
+
+
 class CoupledStudy(NamedTuple):
     """Per dimension of the scan (tuples, one entry per ``d = unseen·2ⁿ``): the instance's ``d`` and ``k`` (#unseen),
     SA-GD's run, the held-out ``F`` (mean, s.e.) of its end point and of the start ``w₀ = b·1``, the closed-form ``F``
     of the end point, ``‖w_T‖``, ``Σ_unseen w_i(T)`` and the flat-set bound ``db − √dρ − #seen·ρ``; and, on the
     chapter's dimension (``instance``), the controls: SA-GD at the radii ``small_rho`` (< b) and SA-GD on the
-    uncoupled loss (λ = 0), with their held-out ``F``."""
+    uncoupled loss (λ = 0), with their held-out ``F``. At every ``d`` of the scan, two rivals of SA-GD's flat end point
+    measured on the same held-out draws: RWP (:func:`coupled_rwp`, noise ``rwp_sigma``·ρ per coordinate) and the flat
+    ERM of least population risk (``ρ`` on the seen coordinates, the unseen ones sharing the flat-set bound equally:
+    ``F = bound²/(4k)``, the least ``F`` over the flat set since ``F ≥ (Σ_unseen w_i)²/(4k)`` there)."""
 
     n: int
     d: tuple[int, ...]
@@ -361,14 +432,34 @@ class CoupledStudy(NamedTuple):
     uncoupled_risk: float
     start_grad: float
     m: int
+    rwp_sigma: float
+    rwp_runs: tuple[CoupledRun, ...]
+    rwp_risk: tuple[float, ...]
+    rwp_norm: tuple[float, ...]
+    flatmin_runs: tuple[CoupledRun, ...]
+    flatmin_risk: tuple[float, ...]
+    flatmin_norm: tuple[float, ...]
+
+
+def _least_risk_flat_erm(inst: CoupledInstance, s0: float) -> CoupledRun:
+    """The flat ERM of least population risk as a :class:`CoupledRun` (no steps): ``w_i = ρ`` on the seen coordinates
+    and ``bound/k`` on the k unseen ones, with its ``F̂`` and ``S_ρ`` evaluated (formula of the module docstring)."""
+    un = ~inst.seen
+    k = int(un.sum())
+    bound = inst.d * inst.b - math.sqrt(inst.d) * inst.rho - int(inst.seen.sum()) * inst.rho
+    w = np.where(inst.seen, inst.rho, bound / k)
+    sh = max(coupled_sharpness(w, inst), 0.0)  # 0 up to round-off at the flat set's boundary
+    return CoupledRun(w, 0, s0, sh, float(coupled_empirical_risk(w, inst)), float(w[inst.seen].min()), True)
 
 
 def coupled_study(seed: int = 0, n: int = 4, unseen: Any = COUPLED_UNSEEN, chapter_unseen: int = 4,
-                  mc_samples: int = 10_000, steps: int = 2**17) -> CoupledStudy:
+                  mc_samples: int = 10_000, steps: int = 2**17, rwp_sigma: float | None = None) -> CoupledStudy:
     """SA-GD from ``w₀ = b·1`` on :func:`coupled_instance` (``n`` samples) for each expected number of unseen
     coordinates in ``unseen`` (``d = unseen·2ⁿ``; instance seeds ``seed·100 + unseen``), the held-out risks (draws
     seeded with ``seed``), and the controls on ``d = chapter_unseen·2ⁿ``: SA-GD with ``ρ ∈ {¼, ½, ¾}·b`` (below the
-    start's margin) and SA-GD with the coupling removed (λ = 0), same start, η and budget."""
+    start's margin) and SA-GD with the coupling removed (λ = 0), same start, η and budget; at every ``d``, RWP with
+    noise ``rwp_sigma``·ρ per coordinate (default :data:`RWP_SIGMA_COUPLED`, from the pilot; noise seeded with
+    ``seed``), same start, η, flatness rule and cap, and the least-risk flat ERM."""
     s = integer("seed", seed, 0)
     nn = integer("n", n, 1, 6)
     if not isinstance(unseen, (list, tuple)) or not unseen:
@@ -377,12 +468,15 @@ def coupled_study(seed: int = 0, n: int = 4, unseen: Any = COUPLED_UNSEEN, chapt
     kc = integer("chapter_unseen", chapter_unseen, 1, 8)
     m = integer("mc_samples", mc_samples, 2)
     T = integer("steps", steps, 0, _MAX_STEPS)
+    rs = RWP_SIGMA_COUPLED if rwp_sigma is None else number("rwp_sigma", rwp_sigma, 0.0, 100.0, low_open=True)
     rows: dict[str, list] = {k: [] for k in ("d", "k", "runs", "risk", "se", "start", "closed", "norm", "usum",
-                                             "bound")}
+                                             "bound", "rwp", "rwp_risk", "fm", "fm_risk")}
     for K in ks:
         inst = coupled_instance(nn, s * 100 + K, unseen=K)
         run = coupled_sa_gd(inst, steps=T)
-        mean, se = coupled_heldout(np.stack([run.w, np.full(inst.d, inst.b)]), inst, m, s)
+        rwp = coupled_rwp(inst, rs * inst.rho, steps=T, seed=s)
+        fm = _least_risk_flat_erm(inst, run.sharpness0)
+        mean, se = coupled_heldout(np.stack([run.w, np.full(inst.d, inst.b), rwp.w, fm.w]), inst, m, s)
         un = ~inst.seen
         rows["d"].append(inst.d)
         rows["k"].append(int(un.sum()))
@@ -394,6 +488,10 @@ def coupled_study(seed: int = 0, n: int = 4, unseen: Any = COUPLED_UNSEEN, chapt
         rows["norm"].append(float(np.linalg.norm(run.w)))
         rows["usum"].append(float(run.w[un].sum()))
         rows["bound"].append(inst.d * inst.b - math.sqrt(inst.d) * inst.rho - int(inst.seen.sum()) * inst.rho)
+        rows["rwp"].append(rwp)
+        rows["rwp_risk"].append(float(mean[2]))
+        rows["fm"].append(fm)
+        rows["fm_risk"].append(float(mean[3]))
     inst = coupled_instance(nn, s * 100 + kc, unseen=kc)
     small = tuple(f * inst.b for f in (0.25, 0.5, 0.75))
     sruns = tuple(coupled_sa_gd(inst, rho=x, steps=T) for x in small)
@@ -409,4 +507,7 @@ def coupled_study(seed: int = 0, n: int = 4, unseen: Any = COUPLED_UNSEEN, chapt
     return CoupledStudy(nn, tuple(rows["d"]), tuple(rows["k"]), tuple(rows["runs"]), tuple(rows["risk"]),
                         tuple(rows["se"]), tuple(rows["start"]), tuple(rows["closed"]), tuple(rows["norm"]),
                         tuple(rows["usum"]), tuple(rows["bound"]), inst, small, sruns,
-                        tuple(float(x) for x in mean), urun, float(umean[0]), float(np.abs(g0).max()), m)
+                        tuple(float(x) for x in mean), urun, float(umean[0]), float(np.abs(g0).max()), m, rs,
+                        tuple(rows["rwp"]), tuple(rows["rwp_risk"]),
+                        tuple(float(np.linalg.norm(r.w)) for r in rows["rwp"]), tuple(rows["fm"]),
+                        tuple(rows["fm_risk"]), tuple(float(np.linalg.norm(r.w)) for r in rows["fm"]))

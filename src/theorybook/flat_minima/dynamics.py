@@ -14,9 +14,8 @@ from ..device import one_thread, resolve_device, to_numpy
 from ..validate import finite_tensor, integer, memory_guard, number
 from .instance import BETA, Instance, _check_01, chapter_rho, unseen_instance
 
-__all__ = ["DynamicsStudy", "PGD_RADII", "Trajectory", "dynamics_study", "gd", "perturbed_gd", "sa_gd",
-           "sagd_sharpness_prediction",
-           "sagd_steps", "sam"]
+__all__ = ["DynamicsStudy", "PGD_RADII", "RWP_SIGMAS", "RWP_SIGMA_SEPARABLE", "RWP_STREAM", "RWPRun", "Trajectory",
+           "dynamics_study", "gd", "perturbed_gd", "rwp_gd", "sa_gd", "sagd_sharpness_prediction", "sagd_steps", "sam"]
 
 _MAX_STEPS = 2**20
 
@@ -277,6 +276,71 @@ def perturbed_gd(a: Any, rho: float, steps: int = 2**15, seed: int = 0, radii: A
     gap = (r - torch.where(seen, W.clamp_min(0.0), W)).clamp_min(0.0)
     s_T = (av * gap**2 / 2).amax(1)
     return to_numpy(s_T / (float(av.max()) * r**2 / 2))
+
+
+#: The noise scales σ of random-weight-perturbation GD (RWP), per coordinate, as multiples of ρ: the perturbation
+#: σξ (ξ ~ N(0, I_d)) has norm ≈ σ√d, so the grid spans the same norms as PGD_RADII × ρ√d (fixed before any RWP run).
+RWP_SIGMAS = (0.0625, 0.125, 0.25, 0.5, 1.0)
+#: RWP's noise scale on the separable instance, per coordinate, as a multiple of ρ: chosen from RWP_SIGMAS by the fewest
+#: median steps to S_ρ ≤ 10⁻³S_ρ(0) on pilot seeds 9041–9050 (``bench/flat_minima_rwp_pilot.py``).
+RWP_SIGMA_SEPARABLE = 1.0
+#: The stream tag of RWP's noise: its generator is seeded with ``(seed, RWP_STREAM)`` (numpy SeedSequence), apart from
+#: the instances', the held-out draws' and perturbed GD's streams.
+RWP_STREAM = 57
+
+
+class RWPRun(NamedTuple):
+    """Random-weight-perturbation GD's end point ``w`` after ``steps`` steps — the first with
+    ``S_ρ(w) ≤ factor·S_ρ(w₀)`` (``hit``) or the cap — with ``ratio = S_ρ(w)/S_ρ(w₀)`` and ``norm = ‖w‖``."""
+
+    w: np.ndarray
+    steps: int
+    ratio: float
+    hit: bool
+    norm: float
+
+
+def rwp_gd(a: Any, rho: float, sigma: float, steps: int = 2**15, seed: int = 0, lr: float = 1.0,
+           factor: float = 1e-3, chunk: int = 256) -> RWPRun:
+    """Random-weight-perturbation gradient descent (RWP: Bisla et al. 2022; Li et al. 2024) on ``F̂`` from
+    ``w₀ = 0`` in the unit ball,
+
+    .. math::  w_{t+1} = \\Pi_{\\lVert w\\rVert\\le1}\\big(w_t - \\eta\\,\\nabla\\hat F(w_t + \\sigma\\xi_t)\\big),
+               \\qquad \\xi_t \\sim \\mathcal N(0, I_d),
+
+    the flat-seeking rival of SA-GD with a random perturbation in place of the worst-case one, until
+    ``S_ρ(w_t) ≤ factor·S_ρ(w₀)`` or ``steps`` steps (``S_ρ`` at the flatness radius ``rho``, checked every step).
+    ``∇F̂(x) = a ⊙ min(x, 0)``: a step only raises seen coordinates and the projection scales by a positive factor,
+    so the iterates stay on the orthant where the closed form of ``S_ρ`` holds. Noise from a numpy generator
+    seeded with ``(seed, RWP_STREAM)``, drawn ``chunk`` steps at a time."""
+    av = to_numpy(finite_tensor("a", a, ndim=1)).astype(np.float64)
+    if av.size == 0 or np.any(av < 0) or np.any(av > 1) or not np.any(av > 0):
+        raise ValueError("Invalid a: must be a non-empty vector of fractions in [0, 1], not all 0")
+    r = number("rho", rho, 0.0, math.inf, low_open=True)
+    sg = number("sigma", sigma, 0.0, math.inf, low_open=True)
+    T = integer("steps", steps, 0, _MAX_STEPS)
+    sd = integer("seed", seed, 0)
+    eta = number("lr", lr, 0.0, 2.0 / BETA, low_open=True)
+    f = number("factor", factor, 0.0, 1.0, low_open=True)
+    ch = integer("chunk", chunk, 1, 4096)
+    d = av.size
+    memory_guard(8.0 * ch * d * 2, lower="chunk or d")
+    rng = np.random.default_rng(np.random.SeedSequence((sd, RWP_STREAM)))
+    w = np.zeros(d)
+    s0 = 0.5 * float(av.max()) * r * r
+    cur, t = s0, 0
+    while t < T and cur > f * s0:
+        xi = rng.standard_normal((min(ch, T - t), d))
+        for x in xi:
+            w -= eta * av * np.minimum(w + sg * x, 0.0)
+            nr = math.sqrt(float(w @ w))
+            if nr > 1.0:
+                w /= nr
+            t += 1
+            cur = 0.5 * float((av * np.maximum(r - w, 0.0) ** 2).max())
+            if cur <= f * s0:
+                break
+    return RWPRun(w, t, cur / s0, bool(cur <= f * s0), float(np.linalg.norm(w)))
 
 
 def sagd_steps(a: Any, lr: float = 1.0, factor: float = 1e-3) -> int:

@@ -1,5 +1,6 @@
 """The chapter-scale study of claim 1: many independent instances, both ERMs, and one held-out measurement of the
-population risk of the flat ERM, the sharp ERM and the flat minima SA-GD reaches (claim 1's controls)."""
+population risk of the flat ERM, the sharp ERM and the flat minima SA-GD reaches (claim 1's witnesses and a
+flat minimum from a generic start, for the chapter's illustration)."""
 
 from __future__ import annotations
 
