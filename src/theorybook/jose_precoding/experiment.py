@@ -60,6 +60,20 @@ def _finger(noise: float, device: torch.device) -> TendonFinger:
     return _FINGERS[key]
 
 
+_PLAYS: dict = {}
+
+
+def _play(f: TendonFinger, steps: int, seed: int):
+    """``f.play(steps, seed)``, cached (deterministic; the learned-subspace row, its controls and the switch-off scan
+    fit the same play data, so it is simulated once per seed)."""
+    key = (id(f), steps, seed)
+    if key not in _PLAYS:
+        if len(_PLAYS) >= 8:
+            _PLAYS.pop(next(iter(_PLAYS)))
+        _PLAYS[key] = f.play(steps, seed)
+    return _PLAYS[key]
+
+
 def _noise_cov(noise: float, device: torch.device) -> torch.Tensor:
     return noise**2 * torch.eye(4, dtype=torch.float64, device=device)
 
@@ -320,7 +334,7 @@ def switch_off_scan(seed: int, powers=SWITCH_POWERS, *, posture=POSTURES["extend
     from .core import _whiten, water_filling
 
     with one_thread(dev):
-        m = fit_dynamics(f.play(play_steps, seed))
+        m = fit_dynamics(_play(f, play_steps, seed))
         q = torch.as_tensor(np.asarray(posture, dtype=np.float64), device=dev)
         Gl = m.G(q)
         _, s, Vh = torch.linalg.svd(_whiten(Gl, m.Q), full_matrices=True)
@@ -432,11 +446,14 @@ class LearningCurve(NamedTuple):
 
 
 def learning_curve(steps=(2000, 4000, 6000, 10_000, 20_000), seed: int = 0, *, postures=None, power: float = POWER,
-                   shuffle: bool = False, device: str | torch.device | None = None) -> LearningCurve:
+                   shuffle: bool = False, degree: int = 2,
+                   device: str | torch.device | None = None) -> LearningCurve:
     """Random play of ``max(steps)`` transitions, prefixes fitted by least squares; subspace angles and capacity.
-    ``shuffle=True`` (the control) permutes the activations against the transitions before fitting."""
+    ``shuffle=True`` (the control) permutes the activations against the transitions before fitting; ``degree``
+    is that of the fit's features of q (``0``, the control: one G for every posture)."""
     steps = tuple(integer("steps", s, 600, 200_000) for s in steps)
     seed = integer("seed", seed, 0)
+    degree = integer("degree", degree, 0, 3)
     if not isinstance(shuffle, bool):
         raise TypeError(f"Invalid shuffle: {shuffle!r} (must be a bool)")
     dev = resolve_device(device)
@@ -447,13 +464,13 @@ def learning_curve(steps=(2000, 4000, 6000, 10_000, 20_000), seed: int = 0, *, p
     Q = _noise_cov(NOISE, dev)
     true = jose(Gt, Q, power)
     with one_thread(dev):
-        play = f.play(max(steps), seed)
+        play = _play(f, max(steps), seed)
         if shuffle:
             perm = torch.randperm(play.act.shape[0], generator=torch.Generator().manual_seed(seed)).to(dev)
             play = type(play)(play.qpos, play.qvel, play.act[perm], play.y_next)
         angles, ratio = [], []
         for s in steps:
-            m = fit_dynamics(type(play)(*(x[:s] for x in play)))
+            m = fit_dynamics(type(play)(*(x[:s] for x in play)), degree=degree)
             learned = jose(m.G(qs), m.Q, power)
             angles.append(principal_angles(learned.precoder[..., :4], true.precoder[..., :4])[..., -1])
             ratio.append(precoder_capacity(Gt, Q, learned.precoder[..., :4], power) / true.capacity)

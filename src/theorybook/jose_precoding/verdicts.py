@@ -32,9 +32,10 @@ import torch
 from ..check import Control, PaperClaim, Planted, Scan, Verdicts, z_threshold
 from ..device import one_thread, resolve_device
 from ..validate import integer
-from .core import gaussian_capacity, jose, principal_angles
+from .core import gaussian_capacity, jose, precoder_capacity, principal_angles
 from .downstream import CEMResult, compress, learning_speed
 from .experiment import (
+    _PLAYS,
     ANGLE_BOUND,
     ANISO_VARIANCES,
     BOOTSTRAP,
@@ -153,22 +154,41 @@ def capacity_verdicts(curves: dict[float, CapacityCurve], whitening: Whitening |
     if not isinstance(whitening, Whitening):
         raise TypeError(f"Invalid whitening: {type(whitening).__name__} (must be a Whitening from whitening_study())")
     v = Verdicts("JoSE — Theorem C.1 on the finger's channel", display=False)
-    sat, margins = [], {"jose": [], "pca": [], "random": []}
+    sat, margins = [], {"jose": [], "pca": [], "random": [], "unwhitened": []}
     for P, c in curves.items():
         ch = channel(POSTURES["extended"], P, device=dev)
         num = numeric_capacity_max(ch.G, ch.Q, P, seed=seed)
         sv2 = ch.jose.singular_values**2
         r = int((sv2 > 0).sum())
         equal = float(0.5 * torch.log1p(sv2[:r] * P / r).sum())
+        # the 0 dB rule (the chapter's rival of Corollary C.3): equal power on the m strongest modes, m the largest
+        # with σ_m²P/m ≥ 1 — a switch-off rule without water-filling's levels
+        m0 = max([1] + [j for j in range(1, r + 1) if float(sv2[j - 1]) * P / j >= 1.0])
+        zero_db = float(0.5 * torch.log1p(sv2[:m0] * P / m0).sum())
+        V_raw = torch.linalg.svd(ch.G, full_matrices=True)[2].mT  # right singular vectors of G: Q ignored
+        unwhitened = [float(precoder_capacity(ch.G, ch.Q, V_raw[:, :kk], P)) for kk in range(1, 16)]
         v.close(f"Theorem C.1: water-filling capacity = numeric max of ½ log det(I + G̃ΣG̃ᵀ) over Σ ⪰ 0, tr Σ ≤ P "
-                f"(scipy L-BFGS, no SVD), P = {P:g}", num, float(ch.jose.capacity), atol=1e-4, kind="reproduces",
-                source="secondary", tests="T_C1",
-                control=Control(f"equal power P/{r} on the {r} modes (no water-filling)", equal,
-                                why="the ablation of water-filling: same subspace, equal powers",
-                                tuned="none needed: same power budget P and modes"),
+                f"(scipy L-BFGS, no SVD), P = {P:g}", num, float(ch.jose.capacity), atol=1e-4,
+                kind="not_specific", source="secondary", tests="T_C1",
+                control=[Control(f"equal power P/{r} on the {r} modes (no water-filling)", equal,
+                                 why="the ablation of water-filling: same subspace, equal powers",
+                                 tuned="none needed: same power budget P and modes"),
+                         Control(f"the 0 dB rule: equal power on the {m0} strongest modes (σ_m²P/m ≥ 1)", zero_db,
+                                 why="the simplest switch-off rule without water-filling's levels (the rival of the "
+                                     "chapter's Corollary C.3 section)",
+                                 tuned="none needed: no parameter; same power budget P and modes"),
+                         Control("the unwhitened SVD of G (Q ignored), water-filled", unwhitened[3],
+                                 why="the ablation of the theorem's whitening Q^(−1/2): the classic SVD precoder of "
+                                     "the raw channel",
+                                 tuned="none needed: same power budget, its own water-filled powers on the true "
+                                       "channel")],
                 basis="model: L-BFGS-B on a smooth concave objective to ftol 1e-15 / gtol 1e-11, best of 2 starts, "
                       "finds the optimum to ≪ 1e-6 nats; 1e-4 leaves room for the flat null-space directions",
-                note="an SVD-free maximisation over all Σ = P·BBᵀ/‖B‖²")
+                note="an SVD-free maximisation over all Σ = P·BBᵀ/‖B‖². With Q = σ²I the whitening is a rescaling, "
+                     "so the unwhitened SVD gives the same capacity (sceptic's review): this row checks the "
+                     "water-filled closed form, not the whitening (the anisotropic row does). The 0 dB rule's gap "
+                     f"to the closed form here is {float(ch.jose.capacity) - zero_db:.1e} nats (tolerance 1e-4): "
+                     "when it powers the same modes as water-filling and they are nearly equal, it passes too")
         jo = ch.jose
         for kk in range(5, 17):
             Th = jo.precoder[:, :kk]
@@ -179,11 +199,18 @@ def capacity_verdicts(curves: dict[float, CapacityCurve], whitening: Whitening |
         margins["jose"].append(float((J - torch.maximum(Pc, R.max(0).values)).min()))
         margins["pca"].append(float((Pc - torch.maximum(J, R.max(0).values)).min()))
         margins["random"].append(float((R[0] - torch.maximum(torch.maximum(J, Pc), R[1:].max(0).values)).min()))
+        Uw = torch.as_tensor(unwhitened, dtype=J.dtype, device=J.device)
+        margins["unwhitened"].append(float((Uw - torch.maximum(torch.maximum(J, Pc), R.max(0).values)).min()))
     n_rand = int(next(iter(curves.values())).random.shape[0])
     v.greater(f"Theorem C.1: JoSE-k minus the best other k-precoder ({n_rand} random + PCA synergies; k = 1…15, "
-              "two powers), min (nats)", min(margins["jose"]), -1e-9, kind="reproduces", source="secondary",
-              tests="T_C1",
-              control=[Control("PCA synergies (SAR proxy) against the others", min(margins["pca"]),
+              "two powers; Q = σ²I), min (nats)", min(margins["jose"]), -1e-9, kind="not_specific",
+              source="secondary", tests="T_C1",
+              control=[Control("the unwhitened SVD-k of G (Q ignored) against the others", min(margins["unwhitened"]),
+                               why="the ablation of the theorem's whitening: the classic SVD precoder of the raw "
+                                   "channel (sceptic's review)",
+                               tuned="none needed: same k and power budget, its own water-filled powers on the true "
+                                     "channel"),
+                       Control("PCA synergies (SAR proxy) against the others", min(margins["pca"]),
                                why="the competitor the paper names: synergies from activation statistics (SAR)",
                                tuned="none needed: same rank, power budget and optimiser"),
                        Control("a random precoder against the others", min(margins["random"]),
@@ -191,7 +218,10 @@ def capacity_verdicts(curves: dict[float, CapacityCurve], whitening: Whitening |
                                tuned="none needed: same rank and power budget",
                                weak="fails by construction: a random frame is almost surely suboptimal")],
               basis="model: optimality is exact; capacity round-off ≈ 1e-13 nats",
-              note="each control is the same margin for another precoder: none of them beats every other")
+              note="each control is the same margin for another precoder. PCA and random frames fail; the unwhitened "
+                   "SVD-k passes (it is JoSE-k when Q = σ²I, where whitening is a rescaling): this row tells the "
+                   "SVD precoder from synergies, not Theorem C.1's whitening from its ablation — the anisotropic "
+                   "row below does")
     w = whitening
     ks = slice(0, 15)
     J, U, D, Pc = w.jose[:, ks], w.unwhitened[:, ks], w.diagonal[:, ks], w.pca[:, ks]
@@ -264,6 +294,7 @@ def seeded_verdicts(seed: int, *, device=None) -> Verdicts:
     water-filling's active modes against a trained maximiser's over ``SWITCH_POWERS`` (consistency)."""
     seed = integer("seed", seed, 0)
     dev = resolve_device(device)
+    _PLAYS.clear()  # play is simulated once for this call's rows, never reused from an earlier call
     v = Verdicts("JoSE precoding — sampled rows", display=False)
     with one_thread(dev):
         mc = monte_carlo_mi(seed, device=dev)
@@ -271,6 +302,7 @@ def seeded_verdicts(seed: int, *, device=None) -> Verdicts:
         mc_f = monte_carlo_mi(seed, precoder="flexed", device=dev)
         lc = learning_curve((VERDICT_PLAY,), seed, device=dev)
         lc_s = learning_curve((VERDICT_PLAY,), seed, shuffle=True, device=dev)
+        lc_0 = learning_curve((VERDICT_PLAY,), seed, degree=0, device=dev)
         sw = switch_off_scan(seed, device=dev)
     bias = plugin_bias(mc.k, 4, mc.n)
     atol = Z * mc.se * (1 + 1 / math.sqrt(2 * BOOTSTRAP))
@@ -294,12 +326,19 @@ def seeded_verdicts(seed: int, *, device=None) -> Verdicts:
                  f"closed form is {mc_r.closed_form:.3f} nats")
     v.less(f"learned (least squares, {VERDICT_PLAY} play steps) vs true JoSE subspace: largest principal angle at "
            "both postures (degrees)", float(lc.angles.max()), ANGLE_BOUND, kind="reproduces", source="secondary",
-           tests="learned", control=Control("activations shuffled against the transitions", float(lc_s.angles.max()),
-                                          why="the null: the same fit with the action–transition pairing broken",
-                                          tuned="none needed: same data, steps and optimiser"),
+           tests="learned",
+           control=[Control("activations shuffled against the transitions", float(lc_s.angles.max()),
+                            why="the null: the same fit with the action–transition pairing broken",
+                            tuned="none needed: same data, steps and optimiser"),
+                    Control("a state-independent G (degree-0 features: one synergy set for every posture)",
+                            float(lc_0.angles.max()),
+                            why="the ablation of the state-dependent precoder Θ(s) the paper credits: fixed "
+                                "synergies learned by the same least squares (sceptic's review)",
+                            tuned="none needed: same play data, steps and fit; only the features of q dropped")],
            basis="pilot: seeds 9001–9010 gave 3.5–6.1° at 6000 steps (angle ≈ estimation error / weakest singular "
                  f"value); {ANGLE_BOUND:g}° fixed before the chapter's seeds were run",
-           note="our reconstruction of the paper's learned model (least squares on quadratic features)")
+           note="our reconstruction of the paper's learned model (least squares on quadratic features); a model "
+                "linear in q (degree 1) passes too — it is the same control-affine idea, not an alternative to it")
     p_txt = ", ".join(f"{p:g}" for p in sw.powers)
     v.equal(f"water-filling's active modes on the channel learned from {VERDICT_PLAY} play steps = the modes powered "
             f"by an L-BFGS-trained capacity maximiser (no SVD, no water-filling) at P = {p_txt}",
@@ -389,15 +428,29 @@ def downstream_verdicts(results: dict, rerun: CEMResult | None = None, pilot: di
            note=f"a bootstrap over the {n} seeds catches the 2× plant in "
                 f"{_boot_caught(auc['full'], auc_2x, t_thr):.1%} of resamples. Same statistic for the other arms: "
                 f"PCA latent {sp_['pca'].t:.2f}, random 4-D latent {sp_['random'].t:.2f}, a second full-space run "
-                f"(null) {sp_['null'].t:.2f}. The speed-up (budget / rollouts for the median curve to reach the full "
-                f"space's median final score, the kind of number behind the paper's 2–3×; 0 = never within the "
-                f"budget) is {sp_['jose'].speedup:.2f} for JoSE, {pl.speedup:.2f} for its 2× plant and "
-                f"{sp_['null'].speedup:.2f} for the null: it asks whether one median curve crosses one level within "
-                f"the budget (a plant capped at JoSE's own final score need not), and on a {len(res.rollouts)}-"
-                "iteration grid it cannot express 2× exactly, so it cannot see the paper's effect and is reported "
-                "here, not tested. Our instance — a 4-joint finger with a linear policy and CEM, "
+                f"(null) {sp_['null'].t:.2f}. The paper's own measure, the speed-up, is the next row (inconclusive: "
+                "it cannot see the plant). Our instance — a 4-joint finger with a linear policy and CEM, "
                 "where the full space's 12 extra directions only change co-contraction — is not SAC on the "
                 "39-muscle MyoHand")
+    n_it = len(res.rollouts)
+    grid = n_it / (n_it // 2 + 1)
+    full_2x = learning_speed(CEMResult(res.seeds, ("full", "x"), res.rollouts,
+                                       {"full": res.curves["full"], "x": compress(res.curves["full"], 2.0)}))["x"]
+    v.less("speed-up of the JoSE latent, the paper's measure ('≈2–3× faster'): budget / rollouts for its median "
+           "curve to reach the full space's median final score", sp_["jose"].speedup, grid, kind="inconclusive",
+           source="secondary", tests="downstream", paper=2.0,
+           planted=Planted("the JoSE arm's own curves compressed 2× in rollouts, same speed-up measure", pl.speedup,
+                           effect=effect),
+           basis=f"exact: the speed-up takes values {n_it}/m on the {n_it}-iteration grid (0: never within the "
+                 f"budget); 'below the paper's ≈2×' is ≤ {n_it}/{n_it // 2 + 1} = {grid:.3f}",
+           note=f"the same {n} runs as the paired-t row, another statistic: not a second test. It is blind here — "
+                f"JoSE's median final score ({float(np.median(res.curves['jose'][:, -1])):.4f} rad) never reaches "
+                f"the full space's ({float(np.median(res.curves['full'][:, -1])):.4f}), and a plant capped at JoSE's "
+                f"own final score cannot either ({pl.speedup:.2f}); a clean 2× of the full space's own curves gives "
+                f"{full_2x.speedup:.3f}, on the bound, missed as well. Kept by the sceptic's review (it had been "
+                f"dropped after its plant was seen to be missed): its 'inconclusive' does not move the claim, which "
+                f"the paired-t row's 'differs' decides. Null {sp_['null'].speedup:.2f}, PCA latent "
+                f"{sp_['pca'].speedup:.2f}, random latent {sp_['random'].speedup:.2f}")
     v.less(f"JoSE-4 latent learns faster than the PCA-4 latent (SAR proxy): paired t of AUC(PCA) − AUC(JoSE), {n} "
            "seeds", t_pj, t_thr, kind=SAR_KIND, source="secondary", tests="sar",
            paper=math.nextafter(t_thr, math.inf), paper_shown=f"JoSE's manifold beats SAR synergies (t > {t_thr:.2f})",
