@@ -824,3 +824,20 @@ def test_pypi_peer_shampoo_runs_side_by_side_on_the_same_model():
     for losses in (ours, peer):
         assert all(math.isfinite(x) for x in losses)
         assert losses[-1] < 0.9 * losses[0]
+
+
+def test_shampoo_factors_are_the_held_out_runs_factors():
+    """ex.shampoo_factors (Exercise 6) replays the held-out NDB-fro run and returns its L/R stacks by side: sides
+    10, 61 and 64 for the 61→64→64→10 MLP, symmetric positive semi-definite, zero before any step is impossible."""
+    from theorybook.dash_shampoo.experiment import shampoo_factors
+
+    out = shampoo_factors(3, at=(2, 5))
+    assert set(out) == {2, 5}
+    for stacks in out.values():
+        assert [A.shape[-1] for A in stacks] == [10, 61, 64]
+        for A in stacks:
+            assert A.dtype == torch.float64 and torch.allclose(A, A.mT, atol=1e-6)
+            assert float(torch.linalg.eigvalsh(0.5 * (A + A.mT)).min()) > -1e-6
+    assert not torch.equal(out[2][2], out[5][2])
+    with pytest.raises(TypeError, match="at"):
+        shampoo_factors(3, at=())

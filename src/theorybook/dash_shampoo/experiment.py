@@ -42,6 +42,7 @@ __all__ = [
     "iterations_to_target",
     "median_time",
     "scaling_iterations",
+    "shampoo_factors",
     "solve_loop",
     "solve_stacked",
     "stacking_speedup",
@@ -390,6 +391,43 @@ def train_heldout(method: str = "ndb", scaling: str = "fro", *, steps: int = 120
         evaluate(0)
         run = _train_loop(params, opt, Xt, yt, gen, steps, batch, device, label, on_step=evaluate)
     return HeldoutRun(marks, held, run, label)
+
+
+def shampoo_factors(seed: int = 0, *, at: tuple[int, ...] = (10, 40, 80), eps: float = 1e-4, iters: int = 10,
+                    lr: float = 1e-3, hidden: int = 64, batch: int = 128, holdout: int = 597, block_size: int = 64,
+                    device=None) -> dict[int, list[torch.Tensor]]:
+    """The Shampoo factors L and R of a held-out run: :func:`train_heldout`'s NDB-fro run of ``seed`` (same split,
+    initialisation, minibatches and :data:`HELDOUT_SHAMPOO`, constant pixels dropped) replayed, and after each
+    optimizer step in ``at`` a float64 copy of every factor stack (N, b, b) of side b > 1, grouped by side:
+    ``{step: [stack per side]}``. These are the matrices whose roots the held-out rows' Shampoo computes."""
+    seed = validate.integer("seed", seed, 0, 2**63 - 1)
+    if not isinstance(at, tuple | list) or not at:
+        raise TypeError(f"Invalid at: {at!r} (must be a non-empty tuple of steps ≥ 1)")
+    at = tuple(validate.integer("step", t, 1, 100_000) for t in at)
+    eps = validate.number("eps", eps, 0.0, math.inf)
+    device = resolve_device(device)
+    X, y = digits_problem(device)
+    X = X[:, varying_pixels().to(device)]
+    gen = seed_everything(seed)
+    perm = torch.randperm(X.shape[0], generator=gen).to(device)
+    Xt, yt = X[perm[holdout:]], y[perm[holdout:]]
+    params = _mlp(hidden, gen, device, torch.float32, inputs=X.shape[1])
+    opt = Shampoo(params, lr=lr, method="ndb", scaling="fro", iters=iters, eps=eps, block_size=block_size,
+                  **HELDOUT_SHAMPOO)
+    out: dict[int, list[torch.Tensor]] = {}
+
+    def grab(t: int) -> None:
+        if t in at:
+            by_side: dict[int, list[torch.Tensor]] = {}
+            for p in params:
+                for k, v in opt.state[p].items():
+                    if k[:2] in ("L_", "R_") and torch.is_tensor(v) and v.ndim == 3 and v.shape[-1] > 1:
+                        by_side.setdefault(v.shape[-1], []).append(v.detach().double().cpu())
+            out[t] = [torch.cat(v) for _, v in sorted(by_side.items())]
+
+    with one_thread(device):
+        _train_loop(params, opt, Xt, yt, gen, max(at), batch, device, "NDB-fro", on_step=grab)
+    return out
 
 
 def heldout_comparison(configs: tuple[tuple, ...] = (("ndb", "fro"), ("cn", "fro"), ("evd", "fro")),
