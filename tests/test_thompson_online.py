@@ -209,6 +209,32 @@ def test_seeded_verdicts_small_scale():
     assert v.passed and {r.kind for r in v.rows} == {"consistency"}
 
 
+def test_bayes_ucb_matches_monte_carlo():
+    """The sceptic review's control, Bayes-UCB (pull iff m + c·s_n ≥ 0, threshold snapped up to the grid), evaluated
+    exactly against a plain Monte Carlo of the same snapped rule."""
+    T, G, N, c = 40, 401, 40_000, 1.5
+    sol = solve_bandit(T, policies=("bayes_ucb",), ucb_c=c, grid=G, device="cpu")
+    exact = float(sol.regret[0, T])
+    s = (1.0 + torch.arange(T + 1, dtype=torch.float64)).rsqrt()
+    b = sol.m[torch.searchsorted(sol.m, -c * s)]
+    g = torch.Generator().manual_seed(7)
+    mu = torch.randn(N, generator=g, dtype=torch.float64)
+    m = torch.zeros(N, dtype=torch.float64)
+    n = torch.zeros(N, dtype=torch.long)
+    reg = torch.zeros(N, dtype=torch.float64)
+    for _ in range(T):
+        a = (m >= b[n]).to(torch.float64)
+        y = mu + torch.randn(N, generator=g, dtype=torch.float64)
+        m = m + a * (y - m) / (2.0 + n.to(torch.float64))
+        n = n + a.long()
+        reg += mu.clamp_min(0.0) - a * mu
+    assert abs(float(reg.mean()) - exact) < 4.5 * float(reg.std()) / math.sqrt(N)
+    with pytest.raises(ValueError, match="ucb_c"):
+        solve_bandit(T, policies=("bayes_ucb",), grid=G)
+    with pytest.raises(ValueError, match="bayes_ucb"):
+        simulate_policies(("bayes_ucb",), T, 10, 0)
+
+
 def test_tempered_policies_match_plain_reference():
     T, G = 6, 201
     for pol, kw in (("tempered", {"temper": 0.6}), ("tempered_shutdown", {"temper": 0.6, "shutdown_z": 1.0})):
@@ -256,12 +282,21 @@ def test_discounted_evaluation_matches_monte_carlo():
 
 
 def test_tuning_json_agrees_with_experiment_and_grids():
-    from theorybook.thompson_online.verdicts import EXPERIMENT, KAPPA_GRID, Z0_GRID, tuning_scan
+    from theorybook.thompson_online.verdicts import (
+        DISCOUNT_FACTORS,
+        EXPERIMENT,
+        KAPPA_GRID,
+        UCB_GRID,
+        Z0_GRID,
+        tuning_scan,
+    )
 
     sc = tuning_scan()
-    assert sc["z0_grid"] == list(Z0_GRID) and sc["kappa_grid"] == list(KAPPA_GRID)
+    assert sc["z0_grid"] == list(Z0_GRID) and sc["kappa_grid"] == list(KAPPA_GRID) and sc["ucb_grid"] == list(UCB_GRID)
     h = sc["horizons"]["200"]
     assert h["z0_best"] == EXPERIMENT["shutdown_z"] and h["kappa_best"] == EXPERIMENT["temper"]
+    assert h["ucb_best"] == EXPERIMENT["ucb_c"] and all("bayes_ucb" in r for r in sc["horizons"].values())
+    assert sorted(float(k) for k in sc["discount_scan"]["discounted"]) == sorted(map(float, DISCOUNT_FACTORS))
     assert len({int(k) for k in sc["horizons"]}) >= 3
 
 
@@ -273,8 +308,13 @@ def test_exact_shutdown_and_discounted_rows():
     v = Verdicts("t", display=False)
     _shutdown_rows(v, c, tuning_scan())
     rows = {r.kind: r for r in v.rows}
-    assert v.passed and rows["reproduces"].tests == "shutdown" and rows["differs"].tests == "discounted"
-    assert all(ct["passes"] is False for ct in rows["reproduces"].controls)
+    assert v.passed and rows["not_specific"].tests == "shutdown" and rows["differs"].tests == "discounted"
+    # sceptic review: greedy and tempered TS fail the shutdown row's test, Bayes-UCB (tuned on the same grid) passes
+    passes = {ct["label"].split(" (")[0].split(" —")[0]: ct["passes"] for ct in rows["not_specific"].controls}
+    assert passes == {"greedy": False, "tempered TS": False, "Bayes-UCB": True}, passes
+    # the plant (a discount 3× too short) is caught, at about the paper's shown size (10 %)
+    planted = (c["discounted_planted"] - c["optimal"]) / c["optimal"]
+    assert 0.08 < planted < 0.25
     # a world where the condition does not help: greedy in the shutdown's place fails the row
     bad = dict(c, shutdown=c["greedy"])
     w = Verdicts("t", display=False)
@@ -290,8 +330,9 @@ def test_grid_halving_covers_every_policy_a_row_compares():
     assert {"shutdown", "tempered", "tempered_shutdown"} <= set(GRID_CHECKED)
     c = competitor_regrets(200, grid=801)
     ch = grid_halving(c, 200, grid=801)  # 801 → 401 points
-    assert set(ch) == set(GRID_CHECKED)
-    assert all(0.0 <= x < 5e-3 for x in ch.values()), ch  # the coarser pair: still well inside 1e-3 × 5
+    assert set(ch) == set(GRID_CHECKED) | {"bayes_ucb"}  # Bayes-UCB: the shutdown row's control (sceptic review)
+    assert all(0.0 <= ch[p] < 5e-3 for p in GRID_CHECKED), ch  # the coarser pair: still well inside 1e-3 × 5
+    assert 0.0 < ch["bayes_ucb"] < 0.05  # its threshold is snapped to the grid: O(Δ), within its row's 5 %
     assert ch["shutdown"] > 0.0  # a different grid gives a different number: the check is not vacuous
     with pytest.raises(ValueError, match="Invalid fine"):
         grid_halving({"ts": 1.0}, 200, grid=801)

@@ -2,9 +2,11 @@
 
 Only the abstract, a TL;DR and one figure caption of the paper could be read, so the regularised-greed identity
 and the shutdown rule are **our reconstruction**: the rows that check the identity are ``consistency`` rows (our
-algebra, proved by sympy and checked numerically). The one paper claim tested as a reproduction is the secondary
-account's "conditional regularizer shutdown moves TS towards the optimum", against the unconditional shutdown
-(greedy) as its control: switching the regulariser off *everywhere* must not pass the same test.
+algebra, proved by sympy and checked numerically). The secondary account's "conditional regularizer shutdown moves
+TS towards the optimum" is tested against the best tempered TS, with the unconditional shutdown (greedy) and, from
+the sceptic review, Bayes-UCB as controls: greedy fails, Bayes-UCB passes, so the row "holds, not specific". The
+abstract's "the discounted formulation changes the problem too much" differs at the matched discount γ = 1 − 1/T,
+with a discount three times too short planted and caught.
 """
 
 from __future__ import annotations
@@ -31,17 +33,26 @@ __all__ = ["EXPERIMENT", "GRID_CHECKED", "KAPPA_GRID", "PAPER_CLAIMS", "Z0_GRID"
 #: Monte Carlo trials per policy (as in the paper's caption). The shutdown's z₀ and tempered TS's κ are the best of
 #: their 9-point grids (:data:`Z0_GRID`, :data:`KAPPA_GRID`) on the exact DP at T = 200
 #: (``bench/thompson_online_tuning.py``; ``tests/test_thompson_online.py`` checks the committed JSON agrees).
-EXPERIMENT = {"horizon": 200, "prior_var": 1.0, "noise_var": 1.0, "shutdown_z": 1.25, "temper": 0.65, "grid": 1601,
-              "trials": 20_000}
-#: The planted discount of the stationarization row: an effective horizon 1/(1 − γ) ten times shorter than T.
-PLANTED_HORIZON_FACTOR = 10
+EXPERIMENT = {"horizon": 200, "prior_var": 1.0, "noise_var": 1.0, "shutdown_z": 1.25, "temper": 0.65, "ucb_c": 1.5,
+              "grid": 1601, "trials": 20_000}
+#: The planted discount of the stationarization row: an effective horizon 1/(1 − γ) three times shorter than T —
+#: of the factors 2, 3, 5, 10 the smallest whose excess regret reaches the 10 % shown as the paper's size (12 % at
+#: grid 1601). Chosen in the sceptic review: factor 10 (71 %) was seven times that size; factor 2 gives 4.4 %.
+PLANTED_HORIZON_FACTOR = 3
+#: The discount scan at T = 200 (bench/thompson_online_ucb.py): γ = 1 − k/T for these k.
+DISCOUNT_FACTORS = (0.5, 1, 2, 3, 10)
 #: The bench's results (the horizon scan of the shutdown and stationarization rows).
 TUNING_JSON = Path(__file__).resolve().parents[3] / "bench" / "results" / "thompson_online_tuning.json"
+#: The sceptic review's Bayes-UCB tuning (``bench/thompson_online_ucb.py``): R_T on :data:`UCB_GRID` at each horizon.
+UCB_JSON = Path(__file__).resolve().parents[3] / "bench" / "results" / "thompson_online_ucb.json"
 
 #: The tuning grids (9 values each, the same budget): the shutdown's z₀ and tempered TS's κ, chosen on the exact DP
 #: at T = 200 by ``bench/thompson_online_tuning.py`` (results in bench/results/thompson_online_tuning.json).
 Z0_GRID = (0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0, 2.25, 2.5)
 KAPPA_GRID = (0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8)
+#: The sceptic review's alternative, Bayes-UCB (pull iff m + c·s_n ≥ 0), gets the shutdown's grid (both are
+#: thresholds on m/s), tuned on the same exact DP by ``bench/thompson_online_ucb.py``.
+UCB_GRID = Z0_GRID
 #: The policies whose R₂₀₀ the grid-halving rows check: every one a verdict row compares (the shutdown row's 0.02
 #: tolerance rests on the shutdown, tempered TS and tempered TS with the shutdown's condition).
 GRID_CHECKED = ("ts", "optimal", "shutdown", "tempered", "tempered_shutdown")
@@ -141,15 +152,15 @@ def competitor_regrets(horizon: int = 200, *, grid: int = 1601,
                        device: str | torch.device | None = None) -> dict[str, float]:
     """Exact R_T (DP) of every policy the shutdown and stationarization rows compare, at the chapter's settings:
     TS, greedy, the finite-horizon optimum, the shutdown (z₀*), tempered TS (κ*), tempered TS with the shutdown's
-    condition, the discounted stationary policy (γ = 1 − 1/T) and the planted one (γ = 1 − 10/T)."""
+    condition, Bayes-UCB (c*), the discounted stationary policy (γ = 1 − 1/T) and the planted one (γ = 1 − 10/T)."""
     T = validate.integer("horizon", horizon, 20, 2000)
     e = EXPERIMENT
     kw = {"prior_var": e["prior_var"], "noise_var": e["noise_var"], "grid": grid, "device": device}
     out = {}
     sol = solve_bandit(T, policies=POLICIES, shutdown_z=e["shutdown_z"], **kw)
     out.update({p: float(sol.regret[k, T]) for k, p in enumerate(POLICIES)})
-    sol = solve_bandit(T, policies=("tempered", "tempered_shutdown", "discounted"), shutdown_z=e["shutdown_z"],
-                       temper=e["temper"], gamma=1.0 - 1.0 / T, **kw)
+    sol = solve_bandit(T, policies=("tempered", "tempered_shutdown", "discounted", "bayes_ucb"),
+                       shutdown_z=e["shutdown_z"], temper=e["temper"], gamma=1.0 - 1.0 / T, ucb_c=e["ucb_c"], **kw)
     out.update({p: float(sol.regret[k, T]) for k, p in enumerate(sol.policies)})
     g_planted = 1.0 - PLANTED_HORIZON_FACTOR / T
     # the planted control only needs to be seen far outside the band: the 801-point grid (error ≲ 1e-3) suffices
@@ -160,9 +171,9 @@ def competitor_regrets(horizon: int = 200, *, grid: int = 1601,
 
 def grid_halving(fine: Mapping[str, float], horizon: int = 200, *, grid: int = 1601,
                  device: str | torch.device | None = None) -> dict[str, float]:
-    """Relative change |R_T(coarse)/R_T(fine) − 1| of each policy of :data:`GRID_CHECKED` when the DP's grid is
-    halved (``grid`` → (grid + 1)/2 points); ``fine`` holds the policies' R_T at ``grid`` (e.g.
-    :func:`competitor_regrets`)."""
+    """Relative change |R_T(coarse)/R_T(fine) − 1| of each policy of :data:`GRID_CHECKED` (and of Bayes-UCB when
+    ``fine`` holds it) when the DP's grid is halved (``grid`` → (grid + 1)/2 points); ``fine`` holds the policies'
+    R_T at ``grid`` (e.g. :func:`competitor_regrets`)."""
     T = validate.integer("horizon", horizon, 20, 2000)
     G = validate.integer("grid", grid, 101, 20_001)
     if not isinstance(fine, Mapping):
@@ -173,21 +184,38 @@ def grid_halving(fine: Mapping[str, float], horizon: int = 200, *, grid: int = 1
         raise ValueError(f"Invalid fine: missing {miss} (must hold R_T of {GRID_CHECKED})")
     ref = {p: validate.number(f"fine[{p!r}]", fine[p], 0.0, math.inf, low_open=True) for p in GRID_CHECKED}
     e = EXPERIMENT
-    coarse = solve_bandit(T, policies=GRID_CHECKED, prior_var=e["prior_var"], noise_var=e["noise_var"],
-                          shutdown_z=e["shutdown_z"], temper=e["temper"], grid=(G + 1) // 2 | 1, device=device)
-    return {p: abs(float(coarse.regret[k, T]) / ref[p] - 1.0) for k, p in enumerate(GRID_CHECKED)}
+    pols = GRID_CHECKED + (("bayes_ucb",) if "bayes_ucb" in fine else ())
+    if "bayes_ucb" in fine:
+        ref["bayes_ucb"] = validate.number("fine['bayes_ucb']", fine["bayes_ucb"], 0.0, math.inf, low_open=True)
+    coarse = solve_bandit(T, policies=pols, prior_var=e["prior_var"], noise_var=e["noise_var"],
+                          shutdown_z=e["shutdown_z"], temper=e["temper"], ucb_c=e["ucb_c"], grid=(G + 1) // 2 | 1,
+                          device=device)
+    return {p: abs(float(coarse.regret[k, T]) / ref[p] - 1.0) for k, p in enumerate(pols)}
 
 
-def tuning_scan(path: str | Path | None = None) -> dict[str, Any]:
+def tuning_scan(path: str | Path | None = None, ucb_path: str | Path | None = None) -> dict[str, Any]:
     """The committed horizon scan of ``bench/thompson_online_tuning.py`` (each policy's R_T at T ∈ {50, 200, 400},
-    both tuning grids, the tuned values)."""
-    if path is not None and not isinstance(path, (str, Path)):
-        raise TypeError(f"Invalid path: {path!r} (must be a str or pathlib.Path to a JSON file, or None)")
-    p = Path(TUNING_JSON if path is None else path)
-    if not p.is_file():
-        raise ValueError(f"Invalid path: {str(p)!r} (must be an existing JSON file; None reads the committed "
-                         f"{TUNING_JSON})")
-    return json.loads(p.read_text())
+    both tuning grids, the tuned values), with the Bayes-UCB tuning of ``bench/thompson_online_ucb.py`` merged in
+    (``horizons[T]["bayes_ucb"]``, ``horizons[T]["ucb_best"]``, ``"ucb_grid"``) and its discount scan
+    (``"discount_scan"``: R₂₀₀ of the discounted policy at γ = 1 − k/T, k in :data:`DISCOUNT_FACTORS`)."""
+    files = []
+    for name, arg, default in (("path", path, TUNING_JSON), ("ucb_path", ucb_path, UCB_JSON)):
+        if arg is not None and not isinstance(arg, (str, Path)):
+            raise TypeError(f"Invalid {name}: {arg!r} (must be a str or pathlib.Path to a JSON file, or None)")
+        f = Path(default if arg is None else arg)
+        if not f.is_file():
+            raise ValueError(f"Invalid {name}: {str(f)!r} (must be an existing JSON file; None reads the committed "
+                             f"{default})")
+        files.append(f)
+    out = json.loads(files[0].read_text())
+    ucb = json.loads(files[1].read_text())
+    out["ucb_grid"] = ucb["ucb_grid"]
+    if "discount_scan" in ucb:
+        out["discount_scan"] = ucb["discount_scan"]
+    for h, row in ucb["horizons"].items():
+        if h in out["horizons"]:
+            out["horizons"][h].update(row)
+    return out
 
 
 def exact_verdicts(*, argmax_err: float, quad_err: float, foc: Any, pos_residual: Any, cov_residual: Any,
@@ -248,6 +276,13 @@ def exact_verdicts(*, argmax_err: float, quad_err: float, foc: Any, pos_residual
                note="discretisation check of the DP" + (": the policy jumps to x = 0 at m/s = −z₀, so its error is "
                                                         "O(Δ), not O(Δ²) — the check the shutdown row's tolerance "
                                                         "rests on." if jump else "."))
+    if "bayes_ucb" in grid_change:
+        v.less("grid ÷2 (1601 → 801 points) changes R₂₀₀(Bayes-UCB) by (relative)", float(grid_change["bayes_ucb"]),
+               0.05, kind="consistency", source="derived",
+               basis="model: Bayes-UCB's threshold −c·s_n is snapped up to the grid, an O(Δ) error in the threshold "
+                     "and so in R; its control's margin over tempered TS is a third of its R₂₀₀, so a 5 % grid error "
+                     "cannot change whether it passes",
+               note="the discretisation check of the shutdown row's Bayes-UCB control (sceptic review).")
     v.true("the optimal policy is a threshold rule: pulls iff m ≥ b_h(n), for every (h, n) reached",
            single_crossing, kind="consistency", source="derived")
     v.less("greedy beats TS at T = 10: R_greedy/R_TS", float(R_gr[10] / R_ts[10]), 1.0, kind="consistency",
@@ -275,9 +310,12 @@ def _shutdown_rows(v: Verdicts, c: Mapping[str, float], scan: Mapping[str, Any])
                   "1601-point value lies within that change of the limit and a difference of two is exact to "
                   f"< 0.01; {tol:g} is fixed above that")
     adv = c["tempered"] - c["shutdown"]
+    best = {h: {k: min(scan["horizons"][h][k].values()) for k in ("tempered", "bayes_ucb")}
+            for h in hs if "bayes_ucb" in scan["horizons"][h]}
+    ucb_scan = ", ".join(f"T = {h}: {b['tempered'] - b['bayes_ucb']:.3g}" for h, b in best.items())
     v.greater(f"conditional shutdown (z₀ = {e['shutdown_z']:g}) beats the best unconditional tempering (κ = "
               f"{e['temper']:g}), both tuned on 9-point grids: R_tempered − R_shutdown at T = 200 (exact DP)", adv, tol,
-              kind="reproduces", source="secondary", tests="shutdown",
+              kind="not_specific", source="secondary", tests="shutdown",
               control=[Control("greedy — the regulariser switched off everywhere, no condition — in the shutdown's "
                                "place: R_tempered − R_greedy", c["tempered"] - c["greedy"],
                                why="the ablation of the condition: the shutdown with its test m/s < −z₀ removed",
@@ -289,21 +327,38 @@ def _shutdown_rows(v: Verdicts, c: Mapping[str, float], scan: Mapping[str, Any])
                                tuned="the same 9-point grid on the same exact DP as z₀ "
                                      "(bench/thompson_online_tuning.py)",
                                weak="it is the measurement's reference, so 0 by construction; its regret "
-                                    f"{c['tempered']:.4g} is shown in the note")],
+                                    f"{c['tempered']:.4g} is shown in the note"),
+                       Control(f"Bayes-UCB (pull iff m + c·s ≥ 0, c = {e['ucb_c']:g}) in the shutdown's place: "
+                               "R_tempered − R_Bayes-UCB", c["tempered"] - c["bayes_ucb"],
+                               why="the sceptic review's alternative: the standard Bayesian index rule, TS's usual "
+                                   "competitor. In the chapter's own form it is greed plus the linear regulariser "
+                                   "c·s·x applied everywhere — unconditional, like tempering, but of another shape",
+                               tuned="c on the shutdown's 9-point grid (both are thresholds on m/s), on the same "
+                                     "exact DP at T = 200 (bench/thompson_online_ucb.py)")],
               basis=grid_basis,
               scan=Scan("horizon T", tuple(int(h) for h in hs),
                         tuple(min(scan["horizons"][h]["tempered"].values())
                               - min(scan["horizons"][h]["shutdown"].values()) for h in hs),
                         tuple(min(scan["horizons"][h]["tempered"].values())
                               > min(scan["horizons"][h]["shutdown"].values()) + tol for h in hs)),
-              note=(f"R₂₀₀: TS {c['ts']:.4g}, shutdown {c['shutdown']:.4g}, tempered {c['tempered']:.4g}, optimum "
-                    f"{c['optimal']:.4g}. Each tuned at T = 200 on its own grid; the scan re-tunes both at every T "
-                    "(bench): the condition beats tempering at long horizons, not at T = 50."))
+              note=(f"R₂₀₀: TS {c['ts']:.4g}, shutdown {c['shutdown']:.4g}, tempered {c['tempered']:.4g}, Bayes-UCB "
+                    f"{c['bayes_ucb']:.4g}, optimum {c['optimal']:.4g}. Each tuned at T = 200 on its own grid; the "
+                    "scan re-tunes both at every T (bench): the condition beats tempering at long horizons, not at "
+                    "T = 50. The shutdown does move TS towards the optimum, but beating the best tempering is not "
+                    "specific to the condition: Bayes-UCB, an unconditional regulariser linear in x (a threshold rule "
+                    "like the optimum's), beats it by far more at every horizon (R_tempered − R_Bayes-UCB, re-tuned: "
+                    f"{ucb_scan}). What TS lacks here is the regulariser's shape more than a condition."))
     v.greater("what the condition adds on top of the best tempering: R_tempered − R_tempered+shutdown at T = 200",
               c["tempered"] - c["tempered_shutdown"], tol, kind="consistency", source="derived", basis=grid_basis,
               note="the shutdown's test m/s < −z₀ applied to tempered TS: it removes exploration of a clearly worse "
                    "arm, which tempering only shrinks")
     excess = (c["discounted"] - c["optimal"]) / c["optimal"]
+    ds = scan.get("discount_scan")
+    d_scan = "" if ds is None else (
+        " The closeness needs the discount matched to T: γ = 1 − k/T at T = 200 gives an excess of " + ", ".join(
+            f"{100 * (r / ds['optimal'] - 1):.1f} % (k = {k})" for k, r in sorted(ds["discounted"].items(),
+                                                                          key=lambda kv: float(kv[0])))
+        + " — a factor-2 mismatch of the effective horizon comes to about the 5 % band, a factor 3 exceeds the 10 %.")
     planted = (c["discounted_planted"] - c["optimal"]) / c["optimal"]
     close = 0.05
     v.less("the discounted stationary policy (γ = 1 − 1/T, solved exactly) on the T = 200 problem: "
@@ -312,8 +367,9 @@ def _shutdown_rows(v: Verdicts, c: Mapping[str, float], scan: Mapping[str, Any])
                                         "5 % band)",
            planted=Planted(f"the discount with an effective horizon {PLANTED_HORIZON_FACTOR}× shorter "
                            f"(γ = 1 − {PLANTED_HORIZON_FACTOR}/T), same measurement", planted,
-                           effect="a discounted stationarization that does change the problem: its stationary "
-                                  "policy stops exploring as if 20 steps were left"),
+                           effect="a discounted stationarization that does change the problem, at about the 10 % "
+                                  "shown as the paper's size: its stationary policy explores as if T/3 steps were "
+                                  "left"),
            basis="paper: 'stays close to the original' read as a regret within 5 % of the finite-horizon optimum, "
                  "fixed before the solve (TS is 94 % above it)",
            scan=Scan("horizon T", tuple(int(h) for h in hs),
@@ -322,4 +378,4 @@ def _shutdown_rows(v: Verdicts, c: Mapping[str, float], scan: Mapping[str, Any])
            note=(f"R₂₀₀: discounted {c['discounted']:.4g}, optimum {c['optimal']:.4g}. Not pulling is absorbing, so "
                  "the discounted problem is solved by one backward pass over n (a Gittins-index rule); its "
                  "threshold at n = 0 matches the finite-horizon optimum's. The paper's own stationarization could not "
-                 "be read: this is the discounted one it calls unfaithful, measured by regret."))
+                 "be read: this is the discounted one it calls unfaithful, measured by regret." + d_scan))
