@@ -295,6 +295,7 @@ class ReplicateStudy(NamedTuple):
     alt_heldout: np.ndarray  # (R, 2, n_rho) held-out worst case over the TV ball of the uniform lottery, BT top-1
     ml_supports: list[tuple[int, ...]]  # the maximal lottery's support per replicate
     mild_diff: np.ndarray  # (MILD_REPLICATES,) held-out row's statistic in the milder world (win-rate units)
+    bt_scores: np.ndarray  # (R, m) the pooled-train Bradley–Terry scores (the leaderboard; its top-k sets)
 
 
 def random_populations(w0: Any, kappa: float, n: int, seed: int) -> np.ndarray:
@@ -452,4 +453,4 @@ def replicate_study(world: PreferenceWorld, per_pair: int = PER_PAIR, seed: int 
         tm = np.argmax(np.asarray(to_numpy(bradley_terry(cm.wins[:Rm].sum(1), alpha=0.0))), axis=1)
         mild = _heldout_statistic(margin_matrix(cm.wins[:Rm]), margin_matrix(cm.wins[Rm:]), w0, tm, RHO_STAR)
     return ReplicateStudy(r, comp.per_group, cert, held, tru, mlc, mltr, mlh, mlt, btt, tops, gap, supports,
-                          g_tr, g_sh, g_sa, g_tv, ml_g, alt_g, alt_h, ml_sup, mild)
+                          g_tr, g_sh, g_sa, g_tv, ml_g, alt_g, alt_h, ml_sup, mild, sc)

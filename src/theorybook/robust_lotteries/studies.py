@@ -62,7 +62,8 @@ def group_guarantee(P: np.ndarray) -> np.ndarray:
 class Sensitivity(NamedTuple):
     """Per σ_u of the scan: the share of the random worlds in which the maximal lottery's (resp. the robust
     lottery's, ρ = 0.4) support holds a model whose group-conditional guarantee is below :data:`BAD_GUARANTEE`, and
-    the mean probability mass on such models."""
+    the mean probability mass on such models; and the share of worlds whose Bradley–Terry winner (fitted to the pooled
+    true P, the infinite-data leaderboard) is such a model — the sceptic's rival on the ml-sensitive row."""
 
     sigmas: tuple[float, ...]
     n_worlds: int
@@ -70,6 +71,7 @@ class Sensitivity(NamedTuple):
     robust_share: np.ndarray
     ml_mass: np.ndarray
     robust_mass: np.ndarray
+    bt_share: np.ndarray  # the same share for the Bradley–Terry winner of the pooled true P (the leaderboard's pick)
 
 
 def random_worlds(sigma: float, n: int = N_WORLDS, seed: int = CHAPTER_SEEDS[0], m: int = 8) -> list[PreferenceWorld]:
@@ -90,7 +92,7 @@ def sensitivity_study(sigmas: Any = SENSITIVITY_SIGMAS, n: int = N_WORLDS, seed:
     """The ml-sensitive study: for each σ_u, ``n`` random worlds (the same draws of shares and ξ at every σ_u)."""
     sg = tuple(number("sigmas", x, 0.0, 10.0) for x in np.atleast_1d(np.asarray(sigmas, dtype=float)))
     r = number("rho", rho, 0.0, 1.0)
-    out = np.zeros((4, len(sg)))
+    out = np.zeros((5, len(sg)))
     for a, sigma in enumerate(sg):
         for w in random_worlds(sigma, n, seed):
             P = np.asarray(to_numpy(w.P), dtype=np.float64)
@@ -98,9 +100,10 @@ def sensitivity_study(sigmas: Any = SENSITIVITY_SIGMAS, n: int = N_WORLDS, seed:
             bad = group_guarantee(P) < BAD_GUARANTEE
             ml = _maximal_raw(np.einsum("k,kij->ij", w0, M)).p
             rb = _robust_raw(M, w0, r).p
-            out[:, a] += ((ml[bad] > 1e-7).any(), (rb[bad] > 1e-7).any(), ml[bad].sum(), rb[bad].sum())
+            bt = int(np.argmax(to_numpy(_bt_fit(torch.einsum("k,kij->ij", w.shares, w.P), 0.0))))
+            out[:, a] += ((ml[bad] > 1e-7).any(), (rb[bad] > 1e-7).any(), ml[bad].sum(), rb[bad].sum(), bad[bt])
     out /= n
-    return Sensitivity(sg, n, out[0], out[1], out[2], out[3])
+    return Sensitivity(sg, n, out[0], out[1], out[2], out[3], out[4])
 
 
 def _grid(w0: np.ndarray, rho: float, h: float) -> np.ndarray:
@@ -182,20 +185,23 @@ def _robust_winner_raw(A: np.ndarray, w: np.ndarray, r: float) -> int:
 class Axioms(NamedTuple):
     """Our reconstructed LP under relabelling, improvement and perturbation: the largest |p(πM) − πp(M)| over
     ``n_perm`` permutations π of the models; the smallest change of p_i when model i's margins against every opponent
-    in every group are raised by ε (over every model i); and continuity at a tie of the pure robust winner — the
+    in every group are raised by ε (over the models of the support; ``monotonicity_off`` over the others); and
+    continuity at a tie of the pure robust winner — the
     largest ``‖Δp‖₁/‖ΔM‖_max`` per perturbation size of ``cont_eps`` (over ``n_dir`` random directions and the
     direction through the tie, both signs), for the robust lottery (``cont_ratio``) and for the tie-broken argmax
     (``winner_ratio``: ‖Δe_winner‖₁ = 2 when it jumps)."""
 
     neutrality_gap: float
     n_perm: int
-    monotonicity_min: float
+    monotonicity_min: float  # over the models on the robust lottery's support (off-support ones start at p_i = 0)
     eps: float
     cont_eps: tuple[float, ...] = CONTINUITY_EPS
     cont_ratio: tuple[float, ...] = ()
     winner_ratio: tuple[float, ...] = ()
     tie_t: float = -1.0  # where on the heterogeneity path the pure winner switches (−1: it never does; no scan)
     n_dir: int = 0
+    monotonicity_off: float = float("nan")  # the same change, min over the models off the support (p_i = 0 there)
+    support: tuple[int, ...] = ()  # the robust lottery's support on the unperturbed world
 
 
 def _tie_instance(Ms: np.ndarray, w0: np.ndarray, r: float) -> tuple[np.ndarray, np.ndarray, float] | None:
@@ -230,11 +236,12 @@ def _tie_instance(Ms: np.ndarray, w0: np.ndarray, r: float) -> tuple[np.ndarray,
 def axiom_checks(world: PreferenceWorld, rho: float = RHO_STAR, *, n_perm: int = 6, eps: float = 0.05,
                  seed: int = CHAPTER_SEEDS[0], n_dir: int = 4, cont_eps: Any = CONTINUITY_EPS) -> Axioms:
     """Neutrality (relabel the models: the lottery relabels), monotonicity (raise one model's margins: its
-    probability does not fall) and continuity (perturb the margins by ε: the lottery moves by O(ε)) of the robust LP
-    at radius ρ, on ``world``. Continuity is measured where a pure winner must jump: at the point of the heterogeneity
-    path ``(1 − t)·M̄ + t·M_k`` where the pure robust winner (:func:`robust_winner`) switches, perturbed along the
-    path and along ``n_dir`` random skew-symmetric directions (both signs; seeded). If the winner never switches on
-    the path, the continuity fields are empty."""
+    probability does not fall; the minimum is taken over the support, where p_i > 0 can fall, and reported apart for
+    the models off it, which start at 0) and continuity (perturb the margins by ε: the lottery moves by O(ε)) of the
+    robust LP at radius ρ, on ``world``. Continuity is measured where a pure winner must jump: at the point of the
+    heterogeneity path ``(1 − t)·M̄ + t·M_k`` where the pure robust winner (:func:`robust_winner`) switches,
+    perturbed along the path and along ``n_dir`` random skew-symmetric directions (both signs; seeded). If the winner
+    never switches on the path, the continuity fields are empty."""
     if not isinstance(world, PreferenceWorld):
         raise TypeError(f"Invalid world: {type(world).__name__} (must be a PreferenceWorld)")
     r = number("rho", rho, 0.0, 1.0)
@@ -254,17 +261,21 @@ def axiom_checks(world: PreferenceWorld, rho: float = RHO_STAR, *, n_perm: int =
     for pi in itertools.islice((rng.permutation(m) for _ in itertools.count()), npm):
         q = _robust_raw(Ms[:, pi][:, :, pi], w0, r).p  # model a of the new labels is model pi[a]
         gap = max(gap, float(np.abs(q - p[pi]).max()))
-    worst = np.inf
+    change = np.empty(m)
     for i in range(m):
         M2 = Ms.copy()
         up = np.minimum(M2[:, i, :] + e, 1.0)
         up[:, i] = 0.0
         M2[:, i, :] = up
         M2[:, :, i] = -up
-        worst = min(worst, float(_robust_raw(M2, w0, r).p[i] - p[i]))
+        change[i] = float(_robust_raw(M2, w0, r).p[i] - p[i])
+    sup = tuple(int(i) for i in np.flatnonzero(p > 1e-7))
+    on = np.isin(np.arange(m), sup)
+    worst = float(change[on].min())
+    off = float(change[~on].min()) if (~on).any() else float("nan")
     tie = _tie_instance(Ms, w0, r)
     if tie is None:
-        return Axioms(gap, npm, worst, e, ce, (), (), -1.0, nd)
+        return Axioms(gap, npm, worst, e, ce, (), (), -1.0, nd, off, sup)
     T, d, t_star = tie
     iu, ju = np.triu_indices(m, 1)
     dirs = [d]
@@ -285,7 +296,7 @@ def axiom_checks(world: PreferenceWorld, rho: float = RHO_STAR, *, n_perm: int =
                 j_max = max(j_max, 2.0 * float(_robust_winner_raw(M2, w0, r) != top0) / dm)
         cont.append(c_max)
         jump.append(j_max)
-    return Axioms(gap, npm, worst, e, ce, tuple(cont), tuple(jump), t_star, nd)
+    return Axioms(gap, npm, worst, e, ce, tuple(cont), tuple(jump), t_star, nd, off, sup)
 
 
 # -- unexploitability in worlds with a top cycle (the ml-guarantee row) ---------------------------------------------
