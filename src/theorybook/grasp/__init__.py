@@ -5,8 +5,8 @@ grid, the budget split and the scoring rule are ours [reconstruction]; the tuned
 The package's face (re-exports and constants; no logic):
 
 * :mod:`~theorybook.grasp.theory` — sympy derivations and closed forms (anchor, grid, tuned step, score bias);
-* :mod:`~theorybook.grasp.methods` — robust regression, batched SGD, the Grasp-style grid, the oracle, DoG and
-  AdaGrad-norm;
+* :mod:`~theorybook.grasp.methods` — robust regression, batched SGD, the Grasp-style grid, the oracle, DoG,
+  AdaGrad-norm and one SGD run at the anchor (the rival without the search);
 * :mod:`~theorybook.grasp.convex` — Nesterov's chain quadratic, GD, AC-SA and the grid over them;
 * :mod:`~theorybook.grasp.experiment` — the chapter-scale runs and their scale constants;
 * :mod:`~theorybook.grasp.verdicts` — every row the chapter shows (``PAPER_CLAIMS``, ``seeded_verdicts``,
@@ -66,6 +66,7 @@ from .methods import (
     RobustRegression,
     SGDRun,
     adagrad_norm,
+    anchored_sgd,
     dog,
     exact_anchor,
     grad_norm,
@@ -91,7 +92,7 @@ from .verdicts import PAPER_CLAIMS, chapter_verdicts, deterministic_verdicts, he
 
 __all__ = [
     "GraspResult", "OracleResult", "RobustRegression", "SGDRun", "HeadlineRun", "BudgetCurve", "budget_curve",
-    "BUDGETS", "SMALL_T", "adagrad_norm", "anchor_step",
+    "BUDGETS", "SMALL_T", "adagrad_norm", "anchor_step", "anchored_sgd",
     "chapter_problem", "chapter_run", "chapter_verdicts", "deterministic_verdicts", "derive_self_bounding",
     "derive_sgd_tuning", "derive_ustat_bias", "dog", "dog_parity", "exact_anchor", "grad_norm", "grasp",
     "grasp_grid", "grid_size", "headline_numbers", "oracle", "per_problem", "problem_grid", "robust_regression",

@@ -58,8 +58,7 @@ def panel(sigma: float = 0.01, c: float = 1.0, T: int = 1024, score: str = "usta
     eb = float(orc.eta_bar[0])
     k = int(gr.chosen[0, 0])
     sc = to_numpy(gr.scores[0, :, 0])
-    with np.errstate(invalid="ignore"):
-        score_rel = np.where(sc > 0, np.sqrt(np.where(sc > 0, sc, 0.0)), np.nan) / g0  # √score: estimates ‖∇F‖
+    score_rel = np.sqrt(np.clip(sc, 0.0, None)) / g0  # √score estimates ‖∇F‖; 0 where the U-statistic is ≤ 0
     curves = {"eta": to_numpy(gr.etas[0, :, 0]) / eb, "cand": to_numpy(cand), "score": sc, "score_rel": score_rel,
               "orc_eta": to_numpy(orc.etas[0]) / eb, "orc": to_numpy(orc.grad_norm[0, :, 0]) / g0}
     res = PanelResult(k, float(cand[k]), float(cand.min()), float(orc.best_grad_norm[0, 0]) / g0,
@@ -79,7 +78,7 @@ def render(sigma: float = 0.01, c: float = 1.0, T: int = 1024, score: str = "ust
             label=f"constant-step SGD, {int(T)} steps")
     ax.plot(cv["eta"], cv["cand"], "o-", color=COLORS[0], ms=4, label="Grasp-style candidates (exact ‖∇F‖)")
     name = "U-statistic" if score == "ustat" else "naive ‖ĝ‖²"
-    ax.plot(cv["eta"], cv["score_rel"], "x--", color=COLORS[1], ms=6, lw=0.8,
+    ax.plot(cv["eta"], np.where(cv["score_rel"] > 0, cv["score_rel"], np.nan), "x--", color=COLORS[1], ms=6, lw=0.8,
             label=f"√score ({name}; missing where ≤ 0)")
     ax.plot(cv["eta"][res.chosen], res.chosen_norm, "*", color=COLORS[3], ms=14, label="chosen by the score")
     ax.axvline(res.oracle_eta_rel, color=COLORS[2], ls=":", label="oracle η*")
