@@ -22,20 +22,11 @@ Widget: :func:`theorybook.sam_saddle.widgets.explorer`.
 """
 
 from .dynamics import (
-    BEALE_MINIMUM,
-    BEALE_SADDLE,
     MAX_STEPS,
     NORM_EPS,
-    MSDResult,
     SAMState,
     SAMSweep,
     SAMTrajectory,
-    ascent_flip_share,
-    beale,
-    beale_grad,
-    beale_sam,
-    escape_steps,
-    monte_carlo_msd,
     saddle_quadratic,
     saddle_quadratic_grad,
     sam_sweep,
@@ -43,7 +34,9 @@ from .dynamics import (
     simulate_sam,
 )
 from .experiments import CHAPTER_SEEDS, StochasticRun, stochastic_run
+from .landscapes import BEALE_MINIMUM, BEALE_SADDLE, ascent_flip_share, beale, beale_grad, beale_sam
 from .proxy import digits_data, train_digits_mlp, tune_lr
+from .stochastic import MSDResult, escape_steps, monte_carlo_msd
 from .theory import (
     attractor_threshold,
     beale_critical_points,

@@ -22,7 +22,7 @@ their noise: common random numbers, which make differences between ρ (Corollary
 ``w0`` an axis for the cells that must have *independent* noise (paths, batch sizes): with linear dynamics,
 cells sharing ξ at two batch sizes would be exact rescalings of each other.
 
-Long deterministic runs on Beale's function use :func:`beale_sam`, a plain-float loop per cell with the same
+Long deterministic runs on Beale's function use :func:`.landscapes.beale_sam`, a plain-float loop per cell with the same
 update (10⁵ steps of four cells in about a second, where the batched torch step costs ~0.25 ms).
 """
 
@@ -40,24 +40,15 @@ from ..device import resolve_device, resolve_dtype
 from ..sweep import run_sweep
 
 __all__ = [
-    "BEALE_MINIMUM",
-    "BEALE_SADDLE",
     "NORM_EPS",
     "SAMState",
     "SAMTrajectory",
-    "beale",
-    "beale_grad",
     "saddle_quadratic",
     "saddle_quadratic_grad",
     "sam_update",
     "simulate_sam",
-    "beale_sam",
-    "ascent_flip_share",
-    "escape_steps",
     "SAMSweep",
     "sam_sweep",
-    "MSDResult",
-    "monte_carlo_msd",
 ]
 
 #: Added to ‖g‖ in the normalised ascent, as in the authors' code: the step is defined at the saddle itself.
@@ -486,8 +477,3 @@ def _fused_sam(device: torch.device, d: int, cell_steps: float = 0.0):
         return kernels.cpu_sam_sweep(cell_steps)
     return kernels.sam_sweep_kernel()
 
-
-# Re-exported: the Beale test function and its fast path, and the noisy-saddle experiments, live in their own
-# rooms (:mod:`.landscapes`, :mod:`.stochastic`) and import the step from here.
-from .landscapes import BEALE_MINIMUM, BEALE_SADDLE, ascent_flip_share, beale, beale_grad, beale_sam  # noqa: E402
-from .stochastic import MSDResult, escape_steps, monte_carlo_msd  # noqa: E402

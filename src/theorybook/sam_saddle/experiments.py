@@ -21,7 +21,9 @@ import torch
 
 from .. import validate
 from ..device import one_thread
-from .dynamics import MSDResult, device_arg, escape_steps, monte_carlo_msd, saddle_quadratic_grad
+from .dynamics import device_arg, saddle_quadratic_grad
+from .landscapes import BEALE_MINIMUM, beale_sam
+from .stochastic import MSDResult, escape_steps, monte_carlo_msd
 from .theory import discrete_variance, escape_step_prediction, sam_variance
 
 __all__ = ["CHAPTER_SEEDS", "BealeRun", "StochasticRun", "ThresholdScan", "beale_run", "beale_threshold_scan",
@@ -144,8 +146,6 @@ class BealeRun(NamedTuple):
 def beale_run(*, device: str | torch.device | None = None) -> BealeRun:
     """The paper's Beale experiment at the official settings (≈ 2 s of CPU time), continued for the two cells
     that leave the saddle until the official stop rule fires or ``BEALE_MAX_STEPS``."""
-    from .dynamics import BEALE_MINIMUM, beale_sam
-
     dev = device_arg(device)
     traj = beale_sam(BEALE_START, BEALE_LR, BEALE_RHOS, BEALE_STEPS, device=dev)
     w = traj.final[:2]
@@ -178,8 +178,6 @@ def beale_threshold_scan(*, scale: float = 1.0, device: str | torch.device | Non
     """Theorem 1 on Beale measured: 25 values ρ ∈ [0.030, 0.042]/``scale``, η = 10⁻³, 2000 steps from (10⁻⁶, 1),
     unnormalised SAM on ``scale``·f (Beale scaled: λ₁ = −27.75·scale, so Theorem 1 moves the threshold to
     4/(111·scale); run as SAM on f with (scale·η, scale·ρ), the same iterates)."""
-    from .dynamics import beale_sam
-
     c = validate.number("scale", scale, 0.1, 10.0)
     dev = device_arg(device)
     rho = torch.linspace(0.030, 0.042, 25, dtype=torch.float64) / c
