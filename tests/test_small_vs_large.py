@@ -252,7 +252,7 @@ def test_chapter_seeded_verdicts_hold():
     assert {r.kind for r in v.rows} == {"reproduces", "consistency"}
     repro = [r for r in v.rows if r.kind == "reproduces"]
     # every reproduction has a computed control, and the control fails the row's own test
-    assert len(repro) == 4 and all(r.controls and not any(c["passes"] for c in r.controls) for r in repro)
+    assert len(repro) == 5 and all(r.controls and not any(c["passes"] for c in r.controls) for r in repro)
     assert all(c["why"] and c["tuned"] for r in repro for c in r.controls)
     assert all(r.tests for r in repro) and v.claims
 
@@ -282,8 +282,10 @@ def test_scan_verdicts_rules_and_planted_effect():
     assert all(not rule_violations(r) for r in v.rows)
     faster = next(r for r in v.rows if r.tests == "faster")
     assert faster.holds and faster.scan and len(faster.controls) == 2
-    diff = next(r for r in v.rows if r.kind == "differs")
-    assert diff.holds and diff.paper_passes is False and diff.planted and not diff.planted["passes"]
+    fb = next(r for r in v.rows if r.tests == "100x")
+    # no plateau at bench scale: inconclusive, with the reason instead of a plant
+    assert fb.kind == fb.outcome == "inconclusive" and fb.holds and fb.paper_passes is False
+    assert fb.planted is None and "plateau" in fb.untestable
     rows = list(seeded_verdicts(CHAPTER_SEEDS[0]).rows) + list(v.rows) + list(deterministic_verdicts().rows)
     assert claim_violations(PAPER_CLAIMS, rows) == []
     with pytest.raises(TypeError):
@@ -385,3 +387,41 @@ def test_widget_renders_at_every_control_value():
             fig, s = render(**{**defaults, name: val})
             plt.close(fig)
             assert "steps" in s.label and np.isfinite(s.mlp_ratio).all(), (name, val, s.label)
+
+
+def test_bias_signal_study_and_row():
+    from theorybook.small_vs_large.experiment import bias_signal_study
+    from theorybook.small_vs_large.verdicts import BIAS_FACTOR
+
+    b = bias_signal_study(3, ds=(50, 100), draws=64)
+    # the Gaussian prediction √(2/π)·√(3/N)·d/2: ≈ 4.85, 6.89 at N = d and ≈ 0.69 at N = d²
+    assert 3.9 < b["at_d"][0] < 5.9 and 5.6 < b["at_d"][1] < 8.2
+    assert all(0.5 < x < 0.9 for x in b["at_d2"])
+    assert b == bias_signal_study(3, ds=(50, 100), draws=64)
+    v = seeded_verdicts(CHAPTER_SEEDS[0])
+    row = next(r for r in v.rows if r.tests == "bias")
+    assert row.outcome == "reproduces" and row.scan and row.measured_value >= BIAS_FACTOR
+    assert not row.controls[0]["passes"]
+    with pytest.raises(TypeError):
+        bias_signal_study(1, ds=50)
+    with pytest.raises(ValueError):
+        bias_signal_study(1, draws=1)
+
+
+def test_full_batch_medians_and_lr_multiplier():
+    from theorybook.small_vs_large.race import mlp_race
+    from theorybook.small_vs_large.verdicts import full_batch_medians
+
+    assert full_batch_medians({"steps": [[-1, -1, 3], [1, 2, 3, 4]]}) == (math.inf, 2.0)
+    with pytest.raises(TypeError):
+        full_batch_medians([1, 2])
+    kw = dict(d=6, k=2, width=8, batch=8, steps=20, seeds=2, eval_every=10, test_size=64)
+    base = mlp_race(64, scales=(1.0, 1.0), **kw)
+    same = mlp_race(64, scales=(1.0, 1.0), lr_a=(1.0, 1.0), **kw)
+    fast = mlp_race(64, scales=(1.0, 1.0), lr_a=(1.0, 4.0), **kw)
+    assert torch.equal(base.ratio, same.ratio)
+    assert torch.equal(fast.ratio[0], base.ratio[0]) and not torch.equal(fast.ratio[1], base.ratio[1])
+    with pytest.raises(TypeError):
+        mlp_race(64, scales=(1.0, 1.0), lr_a=(1.0,), **kw)
+    with pytest.raises(ValueError):
+        mlp_race(64, scales=(1.0, 1.0), lr_a=(1.0, 0.0), **kw)

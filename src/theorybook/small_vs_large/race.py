@@ -50,8 +50,12 @@ class RaceRun(NamedTuple):
 @single_threaded
 def mlp_race(n_small: int = 2048, *, d: int = 12, k: int = 3, width: int = 128, batch: int = 64, lr: float = 0.2,
              steps: int = 1200, scales: tuple[float, ...] = (1.0, 4.0), seeds: int = 12, seed: int = 0,
-             eval_every: int = 20, target: float = 0.9, test_size: int = 1024, device: Any = None) -> RaceRun:
-    """Train every (init scale, regime, seed) model in one batch and time each to ``target`` test accuracy."""
+             eval_every: int = 20, target: float = 0.9, test_size: int = 1024, lr_a: tuple[float, ...] | None = None,
+             device: Any = None) -> RaceRun:
+    """Train every (init scale, regime, seed) model in one batch and time each to ``target`` test accuracy.
+
+    ``lr_a``: the second layer's learning-rate multiplier per entry of ``scales`` (default 1 for each), so
+    ``scales=(1, 1), lr_a=(1, 4)`` races the default against a ×4 second-layer learning rate from the same draws."""
     n = integer("n_small", n_small, 1, 10**7)
     dd = integer("d", d, 1, 4096)
     kk = integer("k", k, 1, dd)
@@ -62,6 +66,12 @@ def mlp_race(n_small: int = 2048, *, d: int = 12, k: int = 3, width: int = 128, 
     if not isinstance(scales, (list, tuple)) or not scales:
         raise TypeError(f"Invalid scales: {scales!r} (must be a non-empty tuple of numbers)")
     sc = tuple(number("scales", c, 0.0, 1e3) for c in scales)
+    if lr_a is None:
+        la = (1.0,) * len(sc)
+    elif not isinstance(lr_a, (list, tuple)) or len(lr_a) != len(sc):
+        raise TypeError(f"Invalid lr_a: {lr_a!r} (must be a tuple as long as scales, {len(sc)})")
+    else:
+        la = tuple(number("lr_a", c, 0.0, 1e3, low_open=True) for c in lr_a)
     S = integer("seeds", seeds, 1, 1000)
     s0 = _seed(seed)
     ev = integer("eval_every", eval_every, 1, T)
@@ -79,6 +89,7 @@ def mlp_race(n_small: int = 2048, *, d: int = 12, k: int = 3, width: int = 128, 
     # model order (scale, regime, seed): index = (l·R + r)·S + s
     W = W0.transpose(1, 2).repeat(L * R, 1, 1).contiguous().to(dev)  # stored as Wᵀ: (K, d, m)
     a = torch.cat([a0.repeat(R, 1) * c for c in sc]).to(dev)
+    mult_a = torch.tensor([c for c in la for _ in range(R * S)], dtype=f32, device=dev)[:, None]
     data = _signs((S * n, dd), gen, f32).reshape(S, n, dd)
     Xt = _signs((nt, dd), gen, f32).to(dev)
     yt = Xt[:, :kk].prod(-1)
@@ -100,7 +111,7 @@ def mlp_race(n_small: int = 2048, *, d: int = 12, k: int = 3, width: int = 128, 
         X = torch.cat([rep[None], fr]).reshape(1, R * S, B, dd).expand(L, R * S, B, dd).reshape(K, B, dd).to(dev)
         y = X[..., :kk].prod(-1)
         grad_a, grad_W = _mlp_grads(X, X.transpose(1, 2), y, W, a)
-        a = a - eta * grad_a
+        a = a - eta * mult_a * grad_a
         W = W - eta * grad_W
         if (t + 1) % ev == 0:
             measure((t + 1) // ev)

@@ -30,11 +30,12 @@ from typing import Any
 import sympy as sp
 import torch
 
-from ..check import Control, PaperClaim, Planted, Scan, Verdicts, z_threshold
+from ..check import Control, PaperClaim, Scan, Verdicts, z_threshold
 from ..validate import integer
 from . import theory
 from .dynamics import single_threaded
 from .experiment import (
+    BIAS_DRAWS,
     CHAPTER_SEEDS,
     FULL_BATCH,
     Q_D,
@@ -46,6 +47,7 @@ from .experiment import (
     V_ETA,
     V_SEEDS,
     _ols_weights,
+    bias_signal_study,
     load_results,
     q_study,
     race_study,
@@ -56,24 +58,23 @@ from .experiment import (
 from .race import RaceRun
 from .scan import paired_stats
 
-__all__ = ["FULL_BATCH_BOUND", "PAPER_CLAIMS", "PILOT", "deterministic_verdicts", "dilution_null", "scan_verdicts",
+__all__ = ["BIAS_FACTOR", "FULL_BATCH_BOUND", "PAPER_CLAIMS", "PILOT", "deterministic_verdicts", "dilution_null",
+           "full_batch_medians", "scan_verdicts",
            "seeded_verdicts"]
 
 #: The full-batch row's bound on steps(N = 2¹⁵)/steps(N = 2¹¹), fixed before the bench ran: pilot seed 9001 (two
 #: runs, (24, 4)-parity) measured 0.97; the paper's ~100× over 2¹⁴ → 2²⁰, interpolated as a power law to our 2¹¹ →
 #: 2¹⁵ (a factor 16 in N against 64), is 100^(4/6) ≈ 21.5.
 FULL_BATCH_BOUND = 2.0
+#: "far above": the bias row's factor (the review digest's proposal, fixed before the row was measured).
+BIAS_FACTOR = 3.0
 
 PAPER_CLAIMS: tuple[PaperClaim, ...] = (
     PaperClaim("faster", "At a fixed compute budget, many epochs on a small data set can train faster than fresh "
-               "samples from a large one", where="abstract", source="paper",
+               "samples from a large one", where="abstract", source="paper", headline=True,
                regime="parity dimension d and repeated-set size N"),
     PaperClaim("bias", "The empirical moment M̂ = (1/N)Σ y xxᵀ has sampling-bias fluctuations of order N^(−1/2), far "
-               "above the Θ(1/d) population signal", where="abstract", source="paper", quoted_only=True,
-               reason_class="no measurable consequence",
-               why="the N^(−1/2) rate is the generic CLT rate of any empirical mean, so the measured slope is a "
-                   "consistency check of our sampler, not a test of the paper; its consequence is tested under "
-                   "'layerwise' and 'faster'"),
+               "above the Θ(1/d) population signal", where="abstract", source="paper"),
     PaperClaim("layerwise", "The sampling bias makes the second-layer norm grow early — an implicit layer-wise "
                "learning-rate schedule (observable ‖a‖/‖W‖_F)", where="abstract", source="paper"),
     PaperClaim("thm1", "Two-phase training (N samples until |a| ≥ a⋆, then population GD) reaches alignment in "
@@ -127,8 +128,6 @@ def deterministic_verdicts(d: int = 4) -> Verdicts:
             (sb.var_residual, sb.var_random_residual, sb.fourth_moment_enum_residual), (0, 0, 0),
             kind="consistency", source="derived", note="third entry: E z⁴ by the moment rule − by enumeration; "
             "this variance is the closed form the Monte-Carlo row below checks")
-    v.equal("E|Z| = √(2/π) for Z ~ N(0, 1)", sp.simplify(sb.folded_normal_mean - sp.sqrt(2 / sp.pi)), 0,
-            kind="consistency", source="derived", note="symbolic integral")
     eta_, ast_ = sp.symbols("eta a_star", positive=True)
     v.equal(f"Phase 2: eigenvalues of I + ηa⋆M are 1 ± ηa⋆ (once each) and 1 (d − 2 times), d = {dd}",
             p2.eigenvalues, {1 + eta_ * ast_: 1, 1 - eta_ * ast_: 1, sp.Integer(1): dd - 2}, kind="consistency",
@@ -172,6 +171,25 @@ def seeded_verdicts(seed: int = CHAPTER_SEEDS[0], *, device: Any = None, race: R
                   + _stats("slope"),
             note=f"{Q_DRAWS} nested data sets per N: a check of our sampler (any empirical mean has this rate), not "
                  "a test of the paper")
+    # -- the bias against the signal (the abstract's "far above") --------------------------------------------
+    bs = bias_signal_study(s, device=device)
+    dlab = ", ".join(str(d) for d in bs["ds"])
+    v.greater(f"sampling bias far above the population signal: E|q̂ − E q̂| / (2/d) at N = d, smallest over d = "
+              f"{dlab} (w = (1, …, 1)/√d, 2-sparse parity)", min(bs["at_d"]), BIAS_FACTOR, kind="reproduces",
+              source="paper", tests="bias",
+              control=Control(f"the same ratio at N = d², largest over d = {dlab}", max(bs["at_d2"]),
+                              why="where Theorem 1's range N ≤ d² ends: a data set that large has bias and signal "
+                                  "of one size, so a measurement that cannot tell N = d from N = d² says nothing",
+                              tuned="none needed: the same w, sampler, draws and statistic; only N changes"),
+              basis=f"paper: 'far above' read as ≥ {BIAS_FACTOR:g}× (the threshold the review digest proposed, fixed "
+                    f"before measuring); model: {BIAS_DRAWS} data sets per (d, N), relative MC SE ≈ 0.75/√"
+                    f"{BIAS_DRAWS} ≈ 5 %, so the Gaussian prediction √(2/π)·√(3/N)·d/2 (4.85 at d = 50, N = d; "
+                    "0.69 at N = d²) lies ≥ 7 SE from the threshold. Pilot seeds 9001–9005: N = d 4.44–4.92 at "
+                    "d = 50, N = d² ≤ 0.73",
+              scan=Scan("d (N = d)", bs["ds"], bs["at_d"]),
+              note="exact sampler (all wᵢ equal: wᵀx = (x₁ + x₂ + S)/√d with S a sum of d − 2 signs); N = d² per d: "
+                   + ", ".join(f"{d}: {r:.2f}" for d, r in zip(bs["ds"], bs["at_d2"], strict=True))
+                   + ". The N^(−1/2) rate itself is the generic CLT rate (the consistency row above)")
     # -- the toy: two-phase vs population -------------------------------------------------------------------
     g = toy_headline(s, device=device)
     t = toy_summary(g)
@@ -313,26 +331,36 @@ def scan_verdicts(results: dict[str, Any] | None = None, *, rerun: dict[str, Any
                 basis=f"model: same seeds and code give the same steps; if another CPU's float32 rounding "
                       f"decorrelated every run, two means of {k} would differ by sd·√(2/{k}): the band is 4 of that",
                 note="a check that the committed results come from this code")
-    ns, steps = fb["ns"], fb["steps"]
-
-    def med(x: list[int]) -> float:
-        y = torch.tensor([float(t) if t >= 0 else math.inf for t in x])
-        return float(y.median())
-
-    meds = tuple(med(x) for x in steps)
+    ns = fb["ns"]
+    meds = full_batch_medians(fb)
     i_lo, i_hi = ns.index(2048), ns.index(32768)
     ratio = meds[i_hi] / meds[i_lo]
     paper = 100.0 ** (4 / 6)
     v.less(f"full-batch GD: steps to {fb['target']:.0%} at N = 2¹⁵ over N = 2¹¹ (median of {fb['seeds']} seeds, "
-           f"({fb['d']}, {fb['k']})-parity)", ratio, FULL_BATCH_BOUND, kind="differs", source="secondary",
+           f"({fb['d']}, {fb['k']})-parity)", ratio, FULL_BATCH_BOUND, kind="inconclusive", source="secondary",
            tests="100x", paper=paper,
            paper_shown=f"~100× from 2¹⁴ to 2²⁰, i.e. {paper:.1f}× over our factor 16 in N (power law)",
-           planted=Planted("the measured N = 2¹⁵ runs slowed by the paper's factor", ratio * paper,
-                           effect=f"the large set's steps multiplied by {paper:.1f} (the paper's ~100× interpolated to "
-                                  "a factor 16 in N)"),
+           untestable="no plateau at bench scale: at this parity both N train in a few hundred steps, so there is "
+                      "no long plateau for a small set's bias to shorten, and the paper's effect — a shortened "
+                      "plateau — cannot arise here; multiplying our own runs by the paper's factor would be caught, "
+                      "but that is not the effect where it could appear. A CPU pilot at (16, 5)-parity (N = 2¹¹ and "
+                      "2¹⁵, 4,000 steps) stayed at chance, and the paper's (20, 6)-parity is beyond the bench",
            basis="pilot: seed 9001, two runs at (24, 4)-parity measured 0.97; the bound 2 was fixed before the "
                  "bench ran",
            scan=Scan("N", tuple(ns), meds),
-           note="median steps per N: " + ", ".join(f"{n:,}: {mm:.0f}" for n, mm in zip(ns, meds, strict=False))
+           note="median steps per N (lower median over seeds): " + ", ".join(
+               f"{n:,}: {mm:.0f}" for n, mm in zip(ns, meds, strict=False))
                 + f" (inf: under half reached the target within {FULL_BATCH['steps']} steps)")
     return v
+
+
+def full_batch_medians(fb: dict[str, Any]) -> tuple[float, ...]:
+    """Median steps per N of the full-batch trend (the lower median over seeds, torch's; a run that missed the
+    target counts as ∞) — the numbers the full-batch row and the chapter's prose both use."""
+    if not isinstance(fb, dict) or "steps" not in fb:
+        raise TypeError("Invalid fb: must be the 'full_batch' dict of bench/results/small_vs_large.json")
+    out = []
+    for x in fb["steps"]:
+        y = torch.tensor([float(t) if t >= 0 else math.inf for t in x])
+        out.append(float(y.median()))
+    return tuple(out)
