@@ -17,6 +17,9 @@ the worst-case one. It is tuned like SA-GD and on what SA-GD is credited with �
   The pilot stops runs at its own caps (2¹³ separable, 2¹⁴ coupled; see SEP_STEPS) to save time; the rule's
   choice is unchanged by them while the chosen σ's median step count stays below the cap.
 
+An exploratory run of the whole grid on the chapter's own instances (seed 2026) came before this pilot; the rule
+was fixed after it but does not depend on it: it favours the control (the fastest flattener) whichever σ that is.
+
 Pilot seeds 9041–9050 (theorybook.check.PILOT_SEEDS; disjoint from the chapter's 2026, the robustness seeds
 7001–7040 and the chapter's other pilots 9001–9040). Instance seeds: separable ``unseen_instance(4096, 10, seed)``,
 coupled ``coupled_instance(4, seed·100 + K)`` as in ``coupled_study``; RWP's noise seeded with the pilot seed.

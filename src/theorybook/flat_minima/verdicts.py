@@ -84,7 +84,7 @@ PAPER_CLAIMS: tuple[PaperClaim, ...] = (
                why="the bounds, their constants and their dependence on ρ could not be read; the chapter shows the "
                    "1/n shape of a stand-in (Hardt et al.'s template on least squares) as consistency rows, at the "
                    "chapter's ρ = 0.05, where the ascent step is invisible (SA-GD's and SAM's divergence equals "
-                   "GD's), and at ρ = 1, where it acts"),
+                   "GD's), and at ρ = 1, where it acts a little"),
 )
 
 #: The band of the replace-one divergence's log–log slope: pilot seeds 9001–9040 (see stability_verdicts).
