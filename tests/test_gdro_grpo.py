@@ -169,26 +169,125 @@ def test_deterministic_rows_and_their_controls():
     assert all(any(not c["weak"] for c in r.controls) for r in rep)
 
 
-def test_claims_tagged_and_tested():
-    from theorybook.check import claim_violations
-    from theorybook.gdro_grpo import PAPER_CLAIMS, deterministic_verdicts, seeded_verdicts, sensitivity_verdicts
+_SCAN = {"eta_q": (0.1, 0.3, 1.0, 3.0), "gain": [0.005, 0.013, 0.045, 0.136],
+         "planted_gain": [0.13, 0.13, 0.14, 0.13]}
+_KNOBS = {"beta": (0.03, 0.1, 0.3, 1.0), "beta_gain": [0.10, 0.14, 0.15, 0.16], "bins": (3, 6, 10, 15),
+          "bins_gain": [0.16, 0.14, 0.14, 0.12], "rival_gain": 0.21}
+
+
+@pytest.fixture(scope="module")
+def seeded_7003():
+    from theorybook.gdro_grpo import seeded_verdicts
+
+    return seeded_verdicts(7003)
+
+
+def test_claims_tagged_and_tested(seeded_7003):
+    from theorybook.check import claim_violations, headline_claim
+    from theorybook.gdro_grpo import PAPER_CLAIMS, deterministic_verdicts, sensitivity_verdicts
 
     ids = {c.id: c for c in PAPER_CLAIMS}
     assert ids["T4.2"].where == "abstract" and ids["eq27"].where == "abstract"
-    assert ids["curriculum"].where != "abstract"
+    assert ids["curriculum"].where != "abstract" and ids["hardtail"].where != "abstract"
     assert ids["sensitivity"].regime == "η_q" and ids["pass8"].reason_class == "language model"
+    assert ids["freq"].quoted_only and ids["freq"].reason_class == "no measurable consequence"
     assert not ids["eq27"].quoted_only and ids["eq27"].regime == "horizon T"
-    scan = {"eta_q": (0.1, 0.3, 1.0, 3.0), "gain": [0.005, 0.013, 0.045, 0.136],
-            "planted_gain": [0.13, 0.13, 0.14, 0.13]}
-    sv = sensitivity_verdicts(scan)
-    assert sv.passed and sv.rows[0].planted["passes"] is False and sv.rows[0].paper_passes is False
-    rows = deterministic_verdicts().rows + sv.rows + seeded_verdicts(7003).rows
+    assert headline_claim(PAPER_CLAIMS)["id"] == "pass8" and sum(c.headline for c in PAPER_CLAIMS) == 1
+    sv = sensitivity_verdicts(_SCAN, _KNOBS)
+    assert sv.passed and len(sv.rows) == 1
+    assert sv.rows[0].planted["passes"] is False and sv.rows[0].paper_passes is False
+    assert "η_q" in sv.rows[0].claim and "ratio 0.625" in sv.rows[0].note  # β's scan, reported in the note
+    rows = deterministic_verdicts().rows + sv.rows + seeded_7003.rows
     assert claim_violations(PAPER_CLAIMS, rows) == []
-    diff = [r for r in rows if r.kind == "differs"]
-    assert {r.tests for r in diff} == {"curriculum", "wse", "sensitivity"}
-    assert all(r.planted is not None or r.untestable for r in diff)
-    rep = [r for r in rows if r.kind == "reproduces"]
-    assert {r.tests for r in rep} == {"L4.1", "T4.2", "eq27"} and len(rep) == 3
+    assert not any("Σ q n* = n̄" in r.claim for r in rows)  # the hollow budget row is gone
+    out = {(r.tests, r.outcome) for r in rows if r.tests}
+    assert out == {("L4.1", "reproduces"), ("T4.2", "reproduces"), ("eq27", "not_specific"),
+                   ("hardtail", "not_specific"), ("hardtail", "inconclusive"), ("curriculum", "not_specific"),
+                   ("sensitivity", "differs"), ("wse", "inconclusive")}
+
+
+def test_seeded_rows_controls_and_plants(seeded_7003):
+    rows = {r.tests + ":" + r.kind: r for r in seeded_7003.rows if r.tests}
+    eq = rows["eq27:not_specific"]
+    assert eq.test_holds and eq.scan["parameter"] == "horizon T"
+    assert any(c["passes"] and "optimistic" in c["label"] for c in eq.controls)  # the optimistic last iterate
+    ht = rows["hardtail:not_specific"]
+    assert ht.test_holds and ht.controls[0]["passes"] and "without bins" in ht.controls[0]["label"]
+    inc = rows["hardtail:inconclusive"]
+    assert inc.planted["passes"] and inc.paper_passes is False  # the capped plant is missed: a ceiling
+    ll = rows["curriculum:not_specific"]
+    assert ll.test_holds and all(c["passes"] for c in ll.controls)  # fixed prior and uniform decay too
+    assert all(c["why"] and c["tuned"] for r in (eq, ht, ll) for c in r.controls)
+    recon = [r for r in seeded_7003.rows if r.source == "reconstruction" and "textbook" in r.claim]
+    assert len(recon) == 1 and recon[0].kind == "consistency" and recon[0].holds
+
+
+def test_difficulty_weighting_at_tiny_kappa_is_grpo():
+    kw = dict(steps=6, batch=16, seeds=2, n_prompts=100, seed=4)
+    a = simulate("difficulty_weighted", eta_q=1e-12, **kw)
+    b = simulate("grpo", **kw)
+    np.testing.assert_allclose(a.topic_pass8, b.topic_pass8, atol=1e-9)
+    c = simulate("difficulty_weighted", eta_q=10.0, **kw)
+    assert not np.allclose(c.topic_pass8, b.topic_pass8)
+
+
+def test_worst_auc_and_lead_lag():
+    from theorybook.gdro_grpo import lead_lag, worst_auc
+
+    g = simulate("grpo", steps=5, batch=16, seeds=2, n_prompts=100, seed=2)
+    np.testing.assert_allclose(worst_auc(g), g.topic_pass8[:, 1:].min(2).mean(1))
+    np.testing.assert_allclose(lead_lag(g), 0.0, atol=1e-12)  # GRPO's weight is its share: no lead
+    p = simulate("prompt_gdro", steps=5, batch=16, seeds=2, n_prompts=100, seed=2)
+    one = (p.prompt_share > 0).sum(2) == 1
+    assert np.all(lead_lag(p, np.ones(p.weight.shape[2]))[one] == 0)  # one occupied bin: weight meets data
+    with pytest.raises(ValueError):
+        lead_lag(p, -np.ones(p.weight.shape[2]))
+    with pytest.raises(ValueError):
+        worst_auc(simulate("grpo", steps=3, batch=8, seeds=1, n_prompts=30, curves=False))
+
+
+def test_adversary_score_is_the_bins_mean_failure_rate():
+    """The frequency-bias claim holds by construction (quoted, no row): this checks our code for it — at skew 0 and
+    2 alike, the first step's weights are EXP3P of the bins' MEAN failure rates (an intensive score, not a sum)."""
+    for skew in (0.0, 2.0):
+        r = simulate("prompt_gdro", steps=1, batch=64, seeds=3, n_prompts=300, seed=5, beta=1.0, skew=skew)
+        present = r.prompt_share[:, 0] > 0
+        score = np.where(present, 1.0 - r.reward[:, 0], 0.0)
+        _, q = exp3p_weights(score, eta_q=3.0, gamma=0.15, clip=5.0)
+        np.testing.assert_allclose(r.weight[:, 0], q.numpy(), atol=1e-12)
+
+
+def test_adversary_play():
+    from theorybook.gdro_grpo.games import adversary_play
+
+    g = bilinear_games(3, n_games=2)
+    p = adversary_play(g, (50, 200, 800), ((1.0, 0.1), (3.0, 30.0)), adversary="ema")
+    assert p.avg_gap.shape == p.last_gap.shape == (3, 2, 2) and np.all(p.avg_gap >= -1e-12)
+    o = adversary_play(g, (50, 200, 800), ((3.0, 3.0),), adversary="optimistic")
+    assert o.last_gap.shape == (3, 1, 2) and np.all(o.last_gap >= -1e-12)
+    for bad in (dict(adversary="hedge"), dict(settings=((1.0,),)), dict(settings=((1.0, -1.0),)),
+                dict(beta=0.0), dict(gamma=1.0)):
+        kw = {"settings": ((1.0, 1.0),), **bad}
+        with pytest.raises((ValueError, TypeError)):
+            adversary_play(g, (10, 20), **kw)
+
+
+def test_committed_pilots_match_the_constants():
+    from theorybook.gdro_grpo.experiment import ETA_Q_MID, ETA_Q_STAR, KAPPA_MID, LR_MID, pilot_results
+    from theorybook.gdro_grpo.games import EQ27_ADV, EQ27_ADV_LAST, EQ27_ADV_SLOPE, EQ27_OPT
+
+    p = pilot_results()
+    assert p["pilot_seeds"] == list(range(9004, 9014))
+    import json
+    from pathlib import Path
+
+    e = json.loads((Path(__file__).parents[1] / "bench" / "results" / "gdro_grpo_eq27_pilot.json").read_text())
+    assert tuple(e["best_avg"]) == EQ27_ADV and tuple(e["best_last"]) == EQ27_ADV_LAST
+    assert tuple(e["best_opt"]) == EQ27_OPT and e["threshold"] == EQ27_ADV_SLOPE
+    from theorybook.gdro_grpo.experiment import tuning_results
+
+    t = tuning_results()
+    assert (t["lr_mid"], t["eta_q_mid"], t["kappa_mid"], t["eta_q_star"]) == (LR_MID, ETA_Q_MID, KAPPA_MID, ETA_Q_STAR)
 
 
 def test_bilinear_games_plant_an_interior_equilibrium():
@@ -238,15 +337,20 @@ def test_bilinear_validation_raises(call):
         call(bilinear_games(0, n_games=2))
 
 
-def test_eta_scan_small():
+def test_eta_and_knob_scans_small():
     from theorybook.gdro_grpo import eta_scan, seeded_runs
+    from theorybook.gdro_grpo.experiment import SEEDED_RUNS, knob_scan
 
     sc = eta_scan(1, (0.1, 1.0, 3.0), steps=2, batch=8, seeds=2, n_prompts=30)
     assert len(sc["gain"]) == 3 and len(sc["planted_gain"]) == 3
+    kn = knob_scan(1, steps=2, batch=8, seeds=2, n_prompts=30)
+    assert len(kn["beta_gain"]) == len(kn["beta"]) and len(kn["bins_gain"]) == len(kn["bins"])
     r = seeded_runs(1, steps=2, batch=8, seeds=2, n_prompts=30)
-    assert set(r) == {"grpo", "prompt_gdro", "rollout_gdro"}
+    assert set(r) == set(SEEDED_RUNS)
     with pytest.raises(ValueError):
         eta_scan(1, (0.1, 1.0))
+    with pytest.raises(TypeError):
+        seeded_runs(1, rollout=r["grpo_mid"], steps=2, batch=8, seeds=2, n_prompts=30)
 
 
 def test_lr_star_is_the_committed_tuning_result():
@@ -255,5 +359,8 @@ def test_lr_star_is_the_committed_tuning_result():
 
     res = tuning_results()
     assert res["lr_star"] == LR_STAR and res["pilot_seeds"] == [9001, 9002, 9003]
-    assert len(res["grpo_lr"]) == len(res["prompt_gdro_eta_q_at_lr_star"]) == 4  # equal tuning budgets
-    assert 0.0 <= res["tuned_gain_max"] < 0.05
+    assert "area under the worst-topic" in res["criterion"]
+    n = len(res["grid"])
+    assert len(res["grpo_lr"]) == len(res["prompt_gdro_eta_q_at_lr_star"]) == n  # equal tuning budgets
+    assert len(res["difficulty_weighted_kappa_at_lr_star"]) == len(res["prompt_gdro_eta_q_at_lr_mid"]) == n
+    assert res["grpo_lr"][str(LR_STAR)] == max(res["grpo_lr"].values()) > 0.99  # the ceiling

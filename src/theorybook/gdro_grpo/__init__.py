@@ -8,13 +8,16 @@ Public API (arguments validated; bad input raises ``ValueError``/``TypeError`` n
 ``neyman_allocation(q, v, n_bar)`` — Theorem 4.2's square-root law; ``allocate_rollouts(counts, v, n_bar, arms)``
 its integer version at the exact budget (DP); ``best_response_arm(v, mu, arms)`` the shadow-price staircase.
 ``pass_at_k(p, k)`` — ``1 − (1 − p)^k``.
-``simulate(method, ...)`` — GRPO / Prompt-GDRO / Rollout-GDRO (EXP3P + DP) / √-law allocator, batched over seeds.
+``simulate(method, ...)`` — GRPO / Prompt-GDRO / Rollout-GDRO (EXP3P + DP) / √-law allocator / the sceptic's
+per-prompt difficulty weighting, batched over seeds; ``worst_auc(r)`` (area under the worst-topic pass@8 curve) and
+``lead_lag(r, weight)`` (Δµ̃ with the weight restricted to the batch's non-empty bins).
 ``minimax_toy(...)`` — Eq. 27 on a convex toy (OGD vs Hedge); ``bilinear_games(seed)``, ``no_regret_play(games, T,
 scales)``, ``duality_gap(games, θ, q)``, ``gap_slopes(T, y)``, ``step_tuning()`` — Eq. 27 on bilinear games, where
-only the averaged iterates converge (:mod:`.games`); ``lemma_check()``, ``sqrt_law_check()``,
+only the averaged iterates of the textbook pair converge, and ``adversary_play(games, T, settings, adversary=)`` —
+the paper's EMA adversary against OGD, or the optimistic pair (:mod:`.games`); ``lemma_check()``, ``sqrt_law_check()``,
 ``staircase_check()``, ``allocation_check()`` — the numerical checks of the statements.
 :mod:`theorybook.gdro_grpo.verdicts` — every row the chapter shows: ``PAPER_CLAIMS``, ``deterministic_verdicts()``,
-``seeded_verdicts(seed)``, ``headline(runs, ablation)``; ``CHAPTER_SEEDS``.
+``seeded_verdicts(seed)``, ``sensitivity_verdicts(scan, knobs)``, ``headline(...)``; ``CHAPTER_SEEDS``.
 Sympy derivations: :mod:`theorybook.gdro_grpo.theory`. Widget: :func:`theorybook.gdro_grpo.widgets.explorer`.
 """
 
@@ -28,6 +31,8 @@ from .experiment import (
     SimResult,
     allocation_check,
     eta_scan,
+    knob_scan,
+    lead_lag,
     lemma_check,
     minimax_toy,
     run_methods,
@@ -35,12 +40,14 @@ from .experiment import (
     simulate,
     sqrt_law_check,
     staircase_check,
+    worst_auc,
 )
 from .games import (
     BILINEAR_T,
     EQ27_STEP,
     EQ27_STEP_LAST,
     STEP_GRID,
+    adversary_play,
     bilinear_games,
     duality_gap,
     gap_slopes,
@@ -65,7 +72,7 @@ __all__ = [
     "exp3p_weights", "lemma_check", "minimax_toy", "neyman_allocation", "pass_at_k", "run_methods",
     "seeded_verdicts", "simulate", "sqrt_law_check", "staircase_check", "eta_scan", "seeded_runs",
     "sensitivity_verdicts", "BILINEAR_T", "EQ27_STEP", "EQ27_STEP_LAST", "STEP_GRID", "bilinear_games", "duality_gap",
-    "gap_slopes", "no_regret_play", "step_tuning",
+    "gap_slopes", "no_regret_play", "step_tuning", "adversary_play", "knob_scan", "lead_lag", "worst_auc",
 ]
 
 #: Cheap valid arguments for tests/test_api_fuzz.py (the other parameters keep their defaults).
@@ -80,10 +87,16 @@ FUZZ_BASE = {
     "simulate": {"method": "prompt_gdro", "steps": 3, "batch": 8, "seeds": 2, "n_prompts": 50, "curves": False},
     "run_methods": {"seed": 0, "steps": 2, "batch": 8, "seeds": 1, "n_prompts": 30},
     "seeded_verdicts": {"seed": 0},
+    "knob_scan": {"seed": 0, "steps": 2, "batch": 8, "seeds": 1, "n_prompts": 30},
+    "worst_auc": {"r": simulate("grpo", steps=2, batch=8, seeds=1, n_prompts=30)},
+    "lead_lag": {"r": simulate("prompt_gdro", steps=2, batch=8, seeds=1, n_prompts=30)},
+    "adversary_play": {"games": bilinear_games(0, 2), "T": (10, 20, 40)},
     "eta_scan": {"seed": 0, "etas": (0.1, 1.0, 3.0), "steps": 2, "batch": 8, "seeds": 1, "n_prompts": 30},
     "seeded_runs": {"seed": 0, "steps": 2, "batch": 8, "seeds": 1, "n_prompts": 30},
     "sensitivity_verdicts": {"scan": {"eta_q": (0.1, 1.0, 3.0), "gain": [0.1, 0.2, 0.3],
-                                      "planted_gain": [0.3, 0.3, 0.3]}},
+                                      "planted_gain": [0.3, 0.3, 0.3]},
+                             "knobs": {"beta": (0.1, 0.3, 1.0), "beta_gain": [0.1, 0.1, 0.1], "bins": (3, 6, 10),
+                                       "bins_gain": [0.1, 0.1, 0.1], "rival_gain": 0.2}},
     "minimax_toy": {"T": 20},
     "derive_zero_sum_advantage": {"n": 2},
     "bilinear_games": {"seed": 0, "n_games": 2},

@@ -19,6 +19,9 @@ Methods (``method=``):
   summed log-probability of the chosen arms subject to ``Σ_i n_i = n̄·batch`` exactly, and the dual step
   ``μ ← max(0, μ + α_μ(ñ − n̄))`` on the controller's preferred (pre-DP) mean arm ``ñ`` [reconstruction].
 * ``"sqrt_law"`` — the integer square-root law: the DP minimises ``Σ_b c_b v̂_b/n_b`` at the exact budget.
+* ``"difficulty_weighted"`` — the sceptic's rival to Prompt-GDRO without its mechanism (no bins, no EMA, no
+  adversary): each prompt's advantages are scaled by ``w_i = min(exp(κ·(1 − acc_i)), ω_max)``, normalised to batch
+  mean 1, with ``acc_i`` the prompt's own online accuracy (the classifier's input) and ``κ = eta_q``.
 
 ``v̂_b`` is an EMA of the unbiased Bernoulli variance ``n r̄(1−r̄)/(n−1)`` of the bin's prompts [reconstruction].
 Prompts never seen before have no bin at allocation time and get ``n̄`` rollouts. pass@8 is exact,
@@ -51,16 +54,27 @@ from .theory import (
 
 __all__ = [
     "CHAPTER_SEEDS", "LR_STAR", "METHODS", "PILOT_SEEDS", "SimResult", "simulate", "run_methods", "minimax_toy",
-    "MinimaxToy", "ETA_SCAN", "eta_scan", "seeded_runs", "tuning_results",
+    "MinimaxToy", "ETA_SCAN", "eta_scan", "seeded_runs", "tuning_results", "worst_auc", "lead_lag",
+    "CHAPTER_METHODS", "LR_MID", "ETA_Q_MID", "ETA_Q_STAR", "KAPPA_MID", "SEEDED_RUNS", "BETA_SCAN", "BINS_SCAN",
+    "knob_scan", "pilot_results",
     "lemma_check", "sqrt_law_check", "staircase_check", "allocation_check",
 ]
 
-METHODS = ("grpo", "prompt_gdro", "rollout_gdro", "sqrt_law")
+METHODS = ("grpo", "prompt_gdro", "rollout_gdro", "sqrt_law", "difficulty_weighted")
+#: The methods of the paper (and its baseline) that :func:`run_methods` runs by default.
+CHAPTER_METHODS = ("grpo", "prompt_gdro", "rollout_gdro", "sqrt_law")
 CHAPTER_SEEDS = (28,)
-#: GRPO's step size tuned on PILOT seeds 9001–9003 over the grid η_q got ({0.1, 0.3, 1, 3}; criterion: worst-topic
-#: pass@8 after 60 steps): bench/gdro_grpo_tuning.py, bench/results/gdro_grpo_tuning.json. The GRPO–Prompt-GDRO
-#: comparison runs both at this lr (matched step sizes: Prompt-GDRO's weights have batch mean 1).
-LR_STAR = 3.0
+#: GRPO's step size tuned on PILOT seeds 9001–9003 by the area under the worst-topic pass@8 curve (mean over steps
+#: 1..60), over the grid {0.3, 1, 3, 10, 30} (bench/gdro_grpo_tuning.py, bench/results/gdro_grpo_tuning.json): the
+#: edge, where the area is 0.996 of its maximum 1. Prompt-GDRO and the rival run at the same, matched lr (their weights
+#: have batch mean 1), with η_q and κ tuned there on the same 5-value grid.
+LR_STAR = 30.0
+ETA_Q_STAR = 30.0
+#: The intermediate matched step (the previous, final-step tuning's choice), where the worst topic is learned over the
+#: whole run rather than in the first few steps; η_q and the rival's κ tuned there by the same protocol.
+LR_MID = 3.0
+ETA_Q_MID = 30.0
+KAPPA_MID = 10.0
 PILOT_SEEDS = (101, 102, 103)  # used once to fix the statistical tolerances; disjoint from CHAPTER_SEEDS
 BASE_FREQ = (0.50, 0.25, 0.12, 0.07, 0.04, 0.02)
 EPS = 1e-6
@@ -251,6 +265,11 @@ def simulate(method: str, *, steps: int = 60, batch: int = 64, n_bar: int = 4, s
             w = w / w.mean(1, keepdim=True)
             hist["weight"].append(q)
             hist["dmu"].append((q * bidx).sum(1) - (share * bidx).sum(1))
+        elif method == "difficulty_weighted":
+            w = torch.exp(eq * (1.0 - acc).clamp(-C, C)).clamp(max=wm)
+            w = w / w.mean(1, keepdim=True)
+            hist["weight"].append(share)
+            hist["dmu"].append(torch.zeros(S, dtype=dt, device=dev))
         else:
             hist["weight"].append(share)
             hist["dmu"].append(torch.zeros(S, dtype=dt, device=dev))
@@ -270,13 +289,44 @@ def simulate(method: str, *, steps: int = 60, batch: int = 64, n_bar: int = 4, s
                      st["dmu"], np.asarray(fr))
 
 
+def worst_auc(r: SimResult) -> np.ndarray:
+    """Per run, the area under the worst-topic pass@8 curve: the mean over steps 1..T of ``min_topic pass@8``
+    (needs ``curves=True``). A ceiling-free summary of how soon the hardest topic is learned."""
+    if not isinstance(r, SimResult):
+        raise TypeError(f"Invalid r: {type(r).__name__} (must be a SimResult)")
+    if r.topic_pass8.shape[1] != r.prompt_share.shape[1] + 1:
+        raise ValueError("Invalid r: run with curves=False (the area needs pass@8 at every step)")
+    return r.topic_pass8[:, 1:].min(2).mean(1)
+
+
+def lead_lag(r: SimResult, weight: Any = None) -> np.ndarray:
+    """``Δµ̃(t) = Σ_b b·q̃_b − Σ_b b·share_b`` per run and step, with ``q̃`` the weight restricted to the bins that
+    hold prompts of the step's batch and renormalised (an empty bin's EMA score is frozen in our simulator, so weight
+    parked on it says nothing about the data). ``weight``: ``None`` for the run's own adversary ``q``, else a
+    ``(B,)`` vector (a fixed rule in place of the adversary, applied to the same runs' data)."""
+    if not isinstance(r, SimResult):
+        raise TypeError(f"Invalid r: {type(r).__name__} (must be a SimResult)")
+    share = r.prompt_share
+    B = share.shape[2]
+    if weight is None:
+        q = r.weight
+    else:
+        q = np.broadcast_to(np.asarray(weight, dtype=float), (B,))
+        if not np.all(np.isfinite(q)) or np.any(q < 0) or q.sum() <= 0:
+            raise ValueError("Invalid weight: must be finite, ≥ 0 and not all 0")
+    qt = q * (share > 0)
+    qt = qt / qt.sum(2, keepdims=True)
+    b = np.arange(B)
+    return (qt * b).sum(2) - (share * b).sum(2)
+
+
 def _overall(topic_pass: torch.Tensor, onehot: torch.Tensor) -> torch.Tensor:
     """Prompt-weighted mean of the per-topic pass@8 (the overall pass@8 of the prompt pool)."""
     n = onehot.sum(1)
     return (topic_pass * n).sum(1) / n.sum(1)
 
 
-def run_methods(seed: int, *, methods: tuple[str, ...] = METHODS, **kw: Any) -> dict[str, SimResult]:
+def run_methods(seed: int, *, methods: tuple[str, ...] = CHAPTER_METHODS, **kw: Any) -> dict[str, SimResult]:
     """The chapter's runs: every method on the same ``seed`` (hence the same worlds), default settings.
 
     On CPU the runs use one torch thread: each op touches ≲ 10⁵ numbers, where a second thread only adds
@@ -287,16 +337,28 @@ def run_methods(seed: int, *, methods: tuple[str, ...] = METHODS, **kw: Any) -> 
         return {m: simulate(m, seed=s, **kw) for m in methods}
 
 
-def seeded_runs(seed: int, *, device: Any = None, **kw: Any) -> dict[str, SimResult]:
-    """The runs of the seeded rows: GRPO and Prompt-GDRO at the tuned, matched step size ``LR_STAR``, Rollout-GDRO at
-    the default lr (its rows concern the allocation); pass@8 before and after training only (``kw``: further
-    :func:`simulate` arguments, e.g. a smaller size for tests)."""
+SEEDED_RUNS = ("grpo_mid", "prompt_mid", "rival_mid", "grpo_star", "prompt_star", "rollout_gdro")
+
+
+def seeded_runs(seed: int, *, rollout: SimResult | None = None, device: Any = None, **kw: Any) -> dict[str, SimResult]:
+    """The runs of the seeded rows (``SEEDED_RUNS``): GRPO, Prompt-GDRO (η_q = ``ETA_Q_MID``) and the rival
+    difficulty weighting (κ = ``KAPPA_MID``) at the intermediate matched step ``LR_MID``; GRPO and Prompt-GDRO
+    (``ETA_Q_STAR``) at GRPO's tuned step ``LR_STAR`` — all with pass@8 at every step —; Rollout-GDRO at the default lr
+    (its rows concern the allocation; pass ``rollout`` to reuse a run of the same seed and settings). ``kw``: further
+    :func:`simulate` arguments (e.g. a smaller size for tests)."""
     s = integer("seed", seed, 0)
+    if rollout is not None and (not isinstance(rollout, SimResult) or rollout.method != "rollout_gdro"):
+        raise TypeError(f"Invalid rollout: {type(rollout).__name__} (must be None or a rollout_gdro SimResult)")
     dev = resolve_device(device)
     with one_thread(dev):
-        return {"grpo": simulate("grpo", seed=s, lr=LR_STAR, curves=False, device=dev, **kw),
-                "prompt_gdro": simulate("prompt_gdro", seed=s, lr=LR_STAR, curves=False, device=dev, **kw),
-                "rollout_gdro": simulate("rollout_gdro", seed=s, curves=False, device=dev, **kw)}
+        out = {"grpo_mid": simulate("grpo", seed=s, lr=LR_MID, device=dev, **kw),
+               "prompt_mid": simulate("prompt_gdro", seed=s, lr=LR_MID, eta_q=ETA_Q_MID, device=dev, **kw),
+               "rival_mid": simulate("difficulty_weighted", seed=s, lr=LR_MID, eta_q=KAPPA_MID, device=dev, **kw),
+               "grpo_star": simulate("grpo", seed=s, lr=LR_STAR, device=dev, **kw),
+               "prompt_star": simulate("prompt_gdro", seed=s, lr=LR_STAR, eta_q=ETA_Q_STAR, device=dev, **kw)}
+        out["rollout_gdro"] = rollout if rollout is not None else simulate("rollout_gdro", seed=s, curves=False,
+                                                                            device=dev, **kw)
+    return out
 
 
 def tuning_results() -> dict:
@@ -309,6 +371,42 @@ def tuning_results() -> dict:
     base = res["grpo_lr"][str(res["lr_star"])]
     res["tuned_gain_max"] = max(res["prompt_gdro_eta_q_at_lr_star"].values()) - base
     return res
+
+
+def pilot_results() -> dict:
+    """The committed pilot of the simulated-policy rows, ``bench/results/gdro_grpo_pilot.json``
+    (``bench/gdro_grpo_pilot.py``: pilot seeds 9004–9013)."""
+    import json
+    from pathlib import Path
+
+    return json.loads((Path(__file__).parents[3] / "bench" / "results" / "gdro_grpo_pilot.json").read_text())
+
+
+#: The scans of the two other knobs of the sensitivity rows, registered before the results (lr 0.3, η_q = 3).
+BETA_SCAN = (0.03, 0.1, 0.3, 1.0)
+BINS_SCAN = (3, 6, 10, 15)
+
+
+def knob_scan(seed: int, *, device: Any = None, **kw: Any) -> dict:
+    """Prompt-GDRO's mean worst-topic pass@8 gain over GRPO after 60 steps (8 runs, lr 0.3, η_q = 3, the same worlds)
+    at each EMA β of ``BETA_SCAN`` and each number of bins of ``BINS_SCAN`` (the other knob at its default), and the
+    gain of the rival without bins, EMA or adversary (``difficulty_weighted`` at κ = η_q = 3); ``kw``: further
+    :func:`simulate` arguments (e.g. a smaller size for tests)."""
+    s = integer("seed", seed, 0, 2**62)
+    dev = resolve_device(device)
+
+    def worst(r: SimResult) -> np.ndarray:
+        return r.topic_pass8[:, -1].min(1)
+
+    with one_thread(dev):
+        g = worst(simulate("grpo", seed=s, curves=False, device=dev, **kw))
+
+        def gain(method: str, **extra: Any) -> float:
+            return float((worst(simulate(method, seed=s, curves=False, device=dev, **extra, **kw)) - g).mean())
+
+        return {"beta": BETA_SCAN, "beta_gain": [gain("prompt_gdro", beta=b) for b in BETA_SCAN],
+                "bins": BINS_SCAN, "bins_gain": [gain("prompt_gdro", bins=b) for b in BINS_SCAN],
+                "rival_gain": gain("difficulty_weighted", eta_q=3.0)}
 
 
 #: The η_q scan of the sensitivity row, registered before the results (lr 0.3, the chapter's default).

@@ -29,7 +29,9 @@ import numpy as np
 
 from ..validate import integer, memory_guard, number
 
-__all__ = ["BILINEAR_T", "EQ27_GAMES", "EQ27_SLOPE", "EQ27_STEP", "EQ27_STEP_LAST", "STEP_GRID", "TUNING_SEEDS",
+__all__ = ["ADVERSARIES", "EQ27_ADV", "EQ27_ADV_LAST", "EQ27_ADV_SLOPE", "EQ27_ETA_GRID", "EQ27_OPT", "PairPlay",
+           "adversary_play", "BILINEAR_T", "EQ27_GAMES", "EQ27_SLOPE", "EQ27_STEP", "EQ27_STEP_LAST", "STEP_GRID",
+           "TUNING_SEEDS",
            "BilinearGames", "NoRegretPlay", "bilinear_games", "duality_gap", "gap_slopes", "no_regret_play",
            "step_tuning"]
 
@@ -50,6 +52,20 @@ EQ27_STEP_LAST = 10.0
 #: The row's threshold on the fitted slope: the theory's −1/2 plus 3.29 × 0.0215 (the sd of the 8-game mean slope
 #: over pilot seeds 9111–9200, where it was −0.540 on average and never above −0.481) = −0.43, rounded up.
 EQ27_SLOPE = -0.4
+#: The paper's adversary (Prompt-GDRO's EMA-debiased EXP3P) against OGD: the η_q grid its tuning used
+#: (bench/gdro_grpo_eq27_pilot.py, with STEP_GRID for OGD's scale; β 0.1, γ 0.15, C 5, the code defaults).
+EQ27_ETA_GRID = (0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0)
+#: (s, η_q) with the most negative mean slope of the AVERAGED iterates' gap on TUNING_SEEDS (η_q at the grid's edge;
+#: bench/results/gdro_grpo_eq27_pilot.json).
+EQ27_ADV = (1.0, 100.0)
+#: (s, η_q) with the most negative mean slope of the LAST iterate's gap on TUNING_SEEDS (same 49 settings).
+EQ27_ADV_LAST = (0.1, 100.0)
+#: (s_θ, s_q) of optimistic OGD vs optimistic Hedge with the most negative mean last-iterate slope on TUNING_SEEDS
+#: (over STEP_GRID × STEP_GRID).
+EQ27_OPT = (30.0, 100.0)
+#: The paper-adversary row's threshold: −1/2 + 3.29 × 0.0327 (the sd of its statistic over pilot seeds 9111–9200,
+#: where it was −0.559 on average and never above −0.463) = −0.392, rounded up to a multiple of 0.05.
+EQ27_ADV_SLOPE = -0.35
 
 
 class BilinearGames(NamedTuple):
@@ -173,6 +189,98 @@ def no_regret_play(games: BilinearGames, T: Any = BILINEAR_T, scales: Any = (1.0
     reg_q = sum_L.max(-1) - realised
     reg_th = realised - Tarr[:, None, None] * _box_min(g, q_bar)
     return NoRegretPlay(Ts, ss, duality_gap(g, th_bar, q_bar), duality_gap(g, last_th, last_q), reg_th, reg_q)
+
+
+class PairPlay(NamedTuple):
+    """Simultaneous play of a θ-player against a q-player on each game, one run per (horizon T, setting, game).
+
+    Arrays are ``(len(T), len(settings), G)``."""
+
+    T: tuple[int, ...]
+    settings: tuple[tuple[float, float], ...]
+    avg_gap: np.ndarray  # duality gap of the averaged iterates (θ̄_T, q̄_T)
+    last_gap: np.ndarray  # duality gap of the last iterates (θ_T, q_T)
+
+
+ADVERSARIES = ("ema", "optimistic")
+
+
+def adversary_play(games: BilinearGames, T: Any = BILINEAR_T, settings: Any = ((1.0, 1.0),), *,
+                   adversary: str = "ema", beta: float = 0.1, gamma: float = 0.15, clip: float = 5.0) -> PairPlay:
+    """Eq. 27 with other players than the textbook pair of :func:`no_regret_play`, on every game, horizon and setting.
+
+    ``adversary="ema"`` — the paper's players: projected OGD for θ at the fixed-horizon step ``s·D/(G√T)`` against
+    Prompt-GDRO's EMA-debiased EXP3P adversary, ``S ← (1−β)S + β L(θ_t)``, ``q = (1−γ) softmax(η_q·clip(S, −C, C))
+    + γ/B`` (:func:`~.theory.exp3p_weights`; ``S₀ = 0``, uniform ``q₁``); a setting is ``(s, η_q)``.
+    ``adversary="optimistic"`` — optimistic OGD ``θ_{t+1} = Π(θ_t − η_θ(2g_t − g_{t−1}))`` against optimistic Hedge
+    ``q_{t+1} ∝ exp(η_q Σ_{s≤t} L_s + η_q(L_t − L_{t−1}))``, both at the fixed-horizon steps of
+    :func:`no_regret_play` scaled by ``(s_θ, s_q)``: the standard pair whose last iterate converges in bilinear games
+    (a setting is ``(s_θ, s_q)``)."""
+    g = _check_games(games)
+    if adversary not in ADVERSARIES:
+        raise ValueError(f"Invalid adversary: {adversary!r} (must be one of {ADVERSARIES})")
+    Ts = tuple(integer("T", t, 1, 10**6) for t in np.atleast_1d(np.asarray(T)).tolist())
+    st = np.asarray(settings, dtype=float)
+    if st.ndim != 2 or st.shape[1] != 2 or st.shape[0] == 0:
+        raise ValueError(f"Invalid settings: {settings!r} (must be a non-empty sequence of pairs)")
+    pairs = tuple((number("settings", a, 0.0, 1e6, low_open=True), number("settings", b, 0.0, 1e6, low_open=True))
+                  for a, b in st.tolist())
+    be = number("beta", beta, 0.0, 1.0, low_open=True)
+    ga = number("gamma", gamma, 0.0, 1.0, high_open=True)
+    C = number("clip", clip, 0.0, 1e3, low_open=True)
+    if not Ts:
+        raise ValueError("Invalid T: need at least one horizon")
+    G, B, d = g.A.shape
+    nT, P = len(Ts), len(pairs)
+    memory_guard(8.0 * nT * P * G * (B + d) * 10, lower="T, settings or the number of games")
+    Tarr = np.asarray(Ts, dtype=float)
+    s_th = np.array([p[0] for p in pairs])[None, :, None] / np.sqrt(Tarr)[:, None, None]  # (nT, P, 1)
+    D = 2.0 * math.sqrt(d)
+    Gn = np.linalg.norm(g.A, axis=2).max(1)
+    R = (np.abs(g.A).sum(2) + np.abs(g.c)).max(1)
+    e_th = (s_th * D / Gn)[..., None]  # (nT, P, G, 1)
+    if adversary == "ema":
+        e_q = np.broadcast_to(np.array([p[1] for p in pairs])[None, :, None, None], (nT, P, 1, 1))
+    else:
+        s_q = np.array([p[1] for p in pairs])[None, :, None] / np.sqrt(Tarr)[:, None, None]
+        e_q = (s_q * math.sqrt(math.log(B)) / R)[..., None]
+    At = np.swapaxes(g.A, 1, 2)
+    th = np.zeros((nT, P, G, d))
+    w = np.zeros((nT, P, G, B))  # EMA score S (ema) or cumulative loss (optimistic)
+    grad_prev = np.zeros_like(th)
+    L_prev = np.zeros_like(w)
+    sum_th, sum_q = np.zeros_like(th), np.zeros_like(w)
+    last_th, last_q = np.zeros_like(th), np.zeros_like(w)
+    ends = {t: i for i, t in enumerate(Ts)}
+    active = np.ones((nT, 1, 1, 1))
+    for t in range(1, max(Ts) + 1):
+        if adversary == "ema":
+            z = e_q * np.clip(w, -C, C)
+        else:
+            z = e_q * (w + L_prev)  # optimism: the last loss counted twice
+        q = np.exp(z - z.max(-1, keepdims=True))
+        q /= q.sum(-1, keepdims=True)
+        if adversary == "ema":
+            q = (1.0 - ga) * q + ga / B
+        L = (th[..., None, :] @ At)[..., 0, :] + g.c
+        sum_th += active * th
+        sum_q += active * q
+        if t in ends:
+            i = ends[t]
+            last_th[i], last_q[i] = th[i], q[i]
+        grad = (q[..., None, :] @ g.A)[..., 0, :]
+        if adversary == "ema":
+            th = np.clip(th - e_th * grad, -1.0, 1.0)
+            w = (1.0 - be) * w + be * L
+        else:
+            th = np.clip(th - e_th * (2.0 * grad - grad_prev), -1.0, 1.0)
+            w = w + L
+            grad_prev, L_prev = grad, L
+        if t in ends:
+            active = active.copy()
+            active[ends[t]] = 0.0
+    Tn = Tarr[:, None, None, None]
+    return PairPlay(Ts, pairs, duality_gap(g, sum_th / Tn, sum_q / Tn), duality_gap(g, last_th, last_q))
 
 
 def gap_slopes(T: Any, y: Any) -> np.ndarray:
