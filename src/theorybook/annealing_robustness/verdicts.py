@@ -21,7 +21,7 @@ from typing import Any
 
 from .. import validate
 from ..check import Control, PaperClaim, Verdicts
-from .dynamics import GridRun, coarse_grid_experiment
+from .dynamics import AVERAGED, GridRun, coarse_grid_experiment
 from .theory import fit_exponent
 from .worst_case import (
     EXPERIMENT_SCHEDULES,
@@ -39,7 +39,7 @@ PAPER_CLAIMS: tuple[PaperClaim, ...] = (
     PaperClaim("fixed-linear", "With a fixed or an inverse-square-root stepsize, a base stepsize misspecified by a "
                "factor ρ costs O(ρ/√T): linear in ρ", where="abstract", source="paper"),
     PaperClaim("poly", "Stepsizes annealed to zero polynomially with degree p cost only O(ρ^(1/(2p+1))/√T): a "
-               "coarse grid search is safe", where="abstract", source="paper"),
+               "coarse grid search is safe", where="abstract", source="paper", headline=True),
     PaperClaim("cosine", "Cosine annealing costs ρ^(1/5)", where="Corollary (TL;DR)", source="secondary"),
     PaperClaim("experiments-synthetic", "On synthetic logistic regression annealed SGD is more robust to a coarse "
                "grid of base stepsizes than fixed-step SGD", where="Experiments", source="secondary"),
@@ -180,14 +180,22 @@ def grid_verdicts(run: GridRun) -> Verdicts:
     tuned = ("its own 10-point grid centred on its ideal base stepsize (the same rule as linear decay's), the same "
              "T = 1000 and the same 10 example sequences")
     v.less("linear decay: worst excess over a coarse grid η·2^j (j = −4..5) ÷ the tuned fixed stepsize's excess",
-           run.ratio_annealed, GRID_THRESHOLD, kind="reproduces", source="secondary", tests="experiments-synthetic",
+           run.ratio_annealed, GRID_THRESHOLD, kind="not_specific", source="secondary", tests="experiments-synthetic",
            control=[Control("fixed stepsize: the same worst-over-grid ratio", run.ratio["fixed"],
                             why="the competitor the paper beats: plain SGD with a constant stepsize",
                             tuned=tuned + "; its best point is the ratio's denominator"),
                     Control("inverse-square-root stepsize η/√t: the same ratio", run.ratio["inverse_sqrt"],
                             why="the other schedule the paper says a misspecified stepsize hurts, and the classic "
                                 "anytime choice: decaying, but not to zero at T",
-                            tuned=tuned)],
+                            tuned=tuned),
+                    Control("fixed stepsize with iterate averaging (uniform average of the iterates): the same ratio",
+                            run.ratio[AVERAGED],
+                            why="the classic remedy for a misspecified constant step (Polyak–Ruppert averaging), "
+                                "with no annealing at all — robust on this smooth problem, though not in the worst "
+                                "case (the review measured exponent 0.86 on f = δ|x + 1|, linear decay 0.32)",
+                            tuned="the fixed stepsize's own 10-point grid centred on its ideal base stepsize, the same "
+                                  "T = 1000 and the same 10 example sequences; the denominator stays the tuned "
+                                  "(last-iterate) fixed stepsize's excess")],
            basis=f"pilot: problem seeds {p['seeds']} (10 paths each), ratio range and mean ± SD of its ln: linear "
                  f"{p['linear'][0]}–{p['linear'][1]} ({p['linear'][2]} ± {p['linear'][3]}), fixed "
                  f"{p['fixed'][0]}–{p['fixed'][1]} ({p['fixed'][2]} ± {p['fixed'][3]}), inverse-sqrt "
@@ -195,7 +203,9 @@ def grid_verdicts(run: GridRun) -> Verdicts:
                  f"ln 15 lies {zs['linear']:.1f}, {zs['fixed']:.1f} and {zs['inverse_sqrt']:.1f} SD of ln from the "
                  "three pilot means (one-sided false alarm < 1e-3 each way: z > 3.09)",
            note=f"logistic regression n = 1000, d = 20, T = 1000; tuned fixed excess {run.fixed_best:.2e}; the "
-                "paper's grid factor and sizes are not recovered, ρ = 2 here")
+                "paper's grid factor and sizes are not recovered, ρ = 2 here. Holds, not specific: averaging the "
+                "fixed-step iterates passes too, so this row is no evidence for the ρ^(1/(2p+1)) mechanism (the "
+                "worst-case rows are)")
     return v
 
 
