@@ -286,6 +286,10 @@ def test_scan_verdicts_rules_and_planted_effect():
     # no plateau at bench scale: inconclusive, with the reason instead of a plant
     assert fb.kind == fb.outcome == "inconclusive" and fb.holds and fb.paper_passes is False
     assert fb.planted is None and "plateau" in fb.untestable
+    lr = next(r for r in v.rows if r.tests == "interventions" and r.kind == "inconclusive")
+    # the second-layer learning rate ×4: the win survives, the shrink is unresolved, the claim gives no size
+    assert lr.holds and lr.outcome == "inconclusive" and lr.paper_passes is False and lr.untestable
+    assert lr.measured_value < 3.09
     rows = list(seeded_verdicts(CHAPTER_SEEDS[0]).rows) + list(v.rows) + list(deterministic_verdicts().rows)
     assert claim_violations(PAPER_CLAIMS, rows) == []
     with pytest.raises(TypeError):
