@@ -12,6 +12,7 @@ bins); ``headline(...)`` — the chapter's table (all of them, with ``PAPER_CLAI
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import numpy as np
 from scipy.stats import t as _student
@@ -57,8 +58,8 @@ from .games import (
     no_regret_play,
 )
 
-__all__ = ["PAPER_CLAIMS", "HARDTAIL_BOUND", "PAPER_TOY_GAIN", "SENSITIVE_RATIO", "deterministic_verdicts", "headline",
-           "seeded_verdicts", "sensitivity_verdicts", "simulation_verdicts"]
+__all__ = ["PAPER_CLAIMS", "HARDTAIL_BOUND", "PAPER_TOY_GAIN", "SENSITIVE_RATIO", "bilinear_plays",
+           "deterministic_verdicts", "headline", "seeded_verdicts", "sensitivity_verdicts", "simulation_verdicts"]
 
 PAPER_CLAIMS: tuple[PaperClaim, ...] = (
     PaperClaim("pass8", "Prompt-GDRO and Rollout-GDRO raise pass@8 over GRPO (average relative gains +10.6 % and "
@@ -215,16 +216,26 @@ def simulation_verdicts(runs: dict[str, SimResult], ablation: SimResult) -> Verd
     return v
 
 
+@lru_cache(maxsize=2)
+def bilinear_plays(seed: int) -> tuple:
+    """The plays behind the Eq. 27 rows for ``seed`` (cached: the chapter's figure and its rows share them):
+    ``(games, textbook, paper, optimistic)`` — the games, OGD vs Hedge at ``(EQ27_STEP, EQ27_STEP_LAST)``, OGD vs the
+    paper's EMA adversary at ``(EQ27_ADV, EQ27_ADV_LAST)``, and the optimistic pair at ``EQ27_OPT``."""
+    s = integer("seed", seed, 0)
+    games = bilinear_games(s, EQ27_GAMES)
+    return (games, no_regret_play(games, BILINEAR_T, (EQ27_STEP, EQ27_STEP_LAST)),
+            adversary_play(games, BILINEAR_T, (EQ27_ADV, EQ27_ADV_LAST), adversary="ema"),
+            adversary_play(games, BILINEAR_T, (EQ27_OPT,), adversary="optimistic"))
+
+
 def _eq27_rows(v: Verdicts, seed: int) -> None:
     """Eq. 27 where the last iterate of the textbook pair does not converge: bilinear games drawn from ``seed``
     (:mod:`.games`) — the paper's players (OGD against the EMA-debiased EXP3P adversary) for the paper's claim, the
     textbook pair (OGD against Hedge) as a check of our reconstruction."""
-    games = bilinear_games(seed, EQ27_GAMES)
+    _, play, pp, op = bilinear_plays(seed)
     T = ", ".join(f"{t:g}" for t in BILINEAR_T)
     grid = "{" + ", ".join(f"{x:g}" for x in STEP_GRID) + "}"
     egrid = "{" + ", ".join(f"{x:g}" for x in EQ27_ETA_GRID) + "}"
-    pp = adversary_play(games, BILINEAR_T, (EQ27_ADV, EQ27_ADV_LAST), adversary="ema")
-    op = adversary_play(games, BILINEAR_T, (EQ27_OPT,), adversary="optimistic")
     avg = float(gap_slopes(pp.T, pp.avg_gap[:, 0]).mean())
     last = float(gap_slopes(pp.T, pp.last_gap[:, 1]).mean())
     opt = float(gap_slopes(op.T, op.last_gap[:, 0]).mean())
@@ -255,7 +266,6 @@ def _eq27_rows(v: Verdicts, seed: int) -> None:
                 f"iterate from {op.last_gap[0, 0].mean():.3f} to {op.last_gap[-1, 0].mean():.4f}, the paper's players' "
                 f"last iterate from {pp.last_gap[0, 1].mean():.3f} to {pp.last_gap[-1, 1].mean():.4f}. Games of ours "
                 f"[reconstruction] with exact losses, not the paper's stochastic, clipped players on a language model")
-    play = no_regret_play(games, BILINEAR_T, (EQ27_STEP, EQ27_STEP_LAST))
     h_avg = float(gap_slopes(play.T, play.avg_gap[:, 0]).mean())
     h_last_same = float(gap_slopes(play.T, play.last_gap[:, 0]).mean())
     h_last_tuned = float(gap_slopes(play.T, play.last_gap[:, 1]).mean())
