@@ -23,6 +23,7 @@ from .convex import (
     ConvexOracle,
     ConvexRun,
     ConvexStudy,
+    anchored_convex,
     chain_quadratic,
     convex_study,
     grasp_convex,
@@ -100,8 +101,8 @@ __all__ = [
     "CHAPTER_SEEDS", "CS", "XSCALES", "WIDE_GRID", "SIGMAS",
     "N_POOL", "DIM", "LAM", "SEEDS", "T_VERDICT", "POOL_SEED", "TUNING_GAIN",
     "FUZZ_BASE", "PAPER_CLAIMS", "BASES", "ChainQuadratic", "ConvexGrasp", "ConvexOracle", "ConvexRun",
-    "ConvexStudy", "chain_quadratic", "convex_study", "chapter_convex", "grasp_convex", "loglog_slope",
-    "oracle_convex", "run_convex", "CONVEX_D", "CONVEX_TS", "CONVEX_SLOPE_GAP",
+    "ConvexStudy", "anchored_convex", "chain_quadratic", "convex_study", "chapter_convex", "grasp_convex",
+    "loglog_slope", "oracle_convex", "run_convex", "CONVEX_D", "CONVEX_TS", "CONVEX_SLOPE_GAP",
 ]
 
 CHAPTER_SEEDS = (2026,)

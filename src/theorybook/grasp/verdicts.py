@@ -306,15 +306,26 @@ def _convex_rows(v: Verdicts) -> None:
     bound = cs.oracle_slopes["sgd"] - CONVEX_SLOPE_GAP
     v.less(f"competitive with acceleration: Grasp-style AC-SA's log–log slope of F − F* vs T (T = {cs.Ts[0]}…"
            f"{cs.Ts[-1]}) ≤ oracle-tuned GD's slope − {CONVEX_SLOPE_GAP}", cs.slopes["acsa"], bound,
-           kind="reproduces", source="paper", tests="C2",
-           control=Control("Grasp-style GD (the same grid, no acceleration)", cs.slopes["sgd"],
-                           why="the same search without acceleration: does the grid keep the accelerated rate?",
-                           tuned="none needed: the same grid, anchor and budget split as Grasp-style AC-SA"),
+           kind="not_specific", source="paper", tests="C2",
+           control=[Control("one AC-SA run at the anchor's η̄/√T (no grid search)", cs.anchored_slopes["acsa"],
+                            why="the sceptic's rival, as in the headline row: the anchor and acceleration without "
+                                "the search — does the grid do the work, or the observable anchor alone?",
+                            tuned="none: the same exact anchor η̄ as Grasp-style AC-SA, all T gradient calls in one "
+                                  "run at η̄·2^(−½log₂T), the geometric middle of Grasp-style's own grid (the "
+                                  "headline row's control, defined before this run)"),
+                    Control("Grasp-style GD (the same grid, no acceleration)", cs.slopes["sgd"],
+                            why="the same search without acceleration: does the grid keep the accelerated rate?",
+                            tuned="none needed: the same grid, anchor and budget split as Grasp-style AC-SA")],
            basis="model: on the chain with d ≫ T, GD's gap falls like T^−1/2 and an accelerated method's like T^−1 "
                  "(Krylov); the budget split over K = ⌈log₂T⌉+1 runs costs ≈ 1/ln T ≈ 0.15 of slope; margin 0.25 "
                  "fixed before measuring (exact gradients: deterministic)",
            note=f"the algorithm is our reconstruction; universality (Hölder smoothness) is not tested. A fragile pass: "
-                f"the measured slope is below the bound by {bound - cs.slopes['acsa']:.3f}")
+                f"the measured slope is below the bound by {bound - cs.slopes['acsa']:.3f}. Holds, not specific: one "
+                f"AC-SA run at η̄/√T passes too (slope {cs.anchored_slopes['acsa']:.3f}), with a gap "
+                f"{max(a / g.gap for a, g in zip(cs.anchored['acsa'], cs.grasp['acsa'], strict=True)):.2f}× "
+                "Grasp-style AC-SA's or less at every T — the row tells acceleration from GD, not the grid search "
+                "from one anchored accelerated run; one GD run at η̄/√T fails "
+                f"(slope {cs.anchored_slopes['sgd']:.3f})")
 
 
 def chapter_verdicts(run: HeadlineRun, curve: BudgetCurve, seed: int) -> Verdicts:
