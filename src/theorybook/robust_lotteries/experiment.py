@@ -296,6 +296,7 @@ class ReplicateStudy(NamedTuple):
     ml_supports: list[tuple[int, ...]]  # the maximal lottery's support per replicate
     mild_diff: np.ndarray  # (MILD_REPLICATES,) held-out row's statistic in the milder world (win-rate units)
     bt_scores: np.ndarray  # (R, m) the pooled-train Bradley–Terry scores (the leaderboard; its top-k sets)
+    top2_heldout: np.ndarray  # (R, n_rho) held-out worst case over the TV ball of the 50/50 mix of BT's top two
 
 
 def random_populations(w0: Any, kappa: float, n: int, seed: int) -> np.ndarray:
@@ -413,6 +414,7 @@ def replicate_study(world: PreferenceWorld, per_pair: int = PER_PAIR, seed: int 
     supports, ml_sup = [], []
     g_tr, g_sh, g_sa, g_tv = np.empty(shape), np.empty(shape), np.empty(shape), np.empty(shape)
     ml_g, alt_g, alt_h = np.empty((R, 4)), np.empty((R, 2, 4)), np.empty((R, 2, r.size))
+    top2_h = np.empty(shape)
     ref = w0[None]
     u = np.full(m, 1.0 / m)
     hedge = _hedge(m)
@@ -425,6 +427,8 @@ def replicate_study(world: PreferenceWorld, per_pair: int = PER_PAIR, seed: int 
         mlc[i] = float((pooled.T @ ml.p).min())
         e_top = np.zeros(m)
         e_top[tops[i]] = 1.0
+        top2 = np.zeros(m)
+        top2[np.argsort(-sc[i], kind="stable")[:2]] = 0.5  # the leaderboard's top two, half each
 
         def four(p: np.ndarray, i: int = i, mixes: np.ndarray = mixes, tvmix: np.ndarray = tvmix) -> tuple:
             return (_gwr(p, Mtr[i], ref)[0], _gwr(p, Mte[i], mixes).mean(), _gwr(p, Mte[i], ref)[0],
@@ -444,6 +448,7 @@ def replicate_study(world: PreferenceWorld, per_pair: int = PER_PAIR, seed: int 
             mlt[i, a] = _worst_raw(ml.p, Mtrue, w0, rho).value
             btt[i, a] = _worst_raw(e_top, Mtrue, w0, rho).value
             alt_h[i, :, a] = (_worst_raw(u, Mte[i], w0, rho).value, _worst_raw(e_top, Mte[i], w0, rho).value)
+            top2_h[i, a] = _worst_raw(top2, Mte[i], w0, rho).value
             g_tr[i, a], g_sh[i, a], g_sa[i, a], g_tv[i, a] = four(lot.p)
         supports.append(sup)
     mild = np.empty(0)
@@ -453,4 +458,4 @@ def replicate_study(world: PreferenceWorld, per_pair: int = PER_PAIR, seed: int 
         tm = np.argmax(np.asarray(to_numpy(bradley_terry(cm.wins[:Rm].sum(1), alpha=0.0))), axis=1)
         mild = _heldout_statistic(margin_matrix(cm.wins[:Rm]), margin_matrix(cm.wins[Rm:]), w0, tm, RHO_STAR)
     return ReplicateStudy(r, comp.per_group, cert, held, tru, mlc, mltr, mlh, mlt, btt, tops, gap, supports,
-                          g_tr, g_sh, g_sa, g_tv, ml_g, alt_g, alt_h, ml_sup, mild, sc)
+                          g_tr, g_sh, g_sa, g_tv, ml_g, alt_g, alt_h, ml_sup, mild, sc, top2_h)

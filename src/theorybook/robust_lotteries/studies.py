@@ -417,7 +417,21 @@ class GuaranteeStudy(NamedTuple):
     uniform: np.ndarray  # (n_worlds,) the uniform lottery (no votes needed)
     best_pure: np.ndarray  # (n_worlds,) the best pure strategy on the true M̄ (an oracle: < ½ in a top cycle)
     ml_support: np.ndarray  # (n_pp, n_worlds) support size of the fitted maximal lottery
+    smith: np.ndarray  # the uniform lottery over the Smith set of M̂ (the top cycle, without the lottery's weights)
     m: int = 8  # models per world
+
+
+def smith_set(M: Any) -> np.ndarray:
+    """The Smith set of a margin matrix ``M`` (m, m) as a boolean mask: the models that reach every model through
+    weak pairwise majorities (``M_ij ≥ 0``) — the smallest set each of whose members beats every model outside it."""
+    A = np.asarray(to_numpy(finite_tensor("M", M)), dtype=np.float64)
+    if A.ndim != 2 or A.shape[0] != A.shape[1] or A.shape[0] < 2:
+        raise ValueError(f"Invalid M: shape {A.shape} (must be (m, m) with m ≥ 2)")
+    m = A.shape[0]
+    R = (A >= 0) | np.eye(m, dtype=bool)
+    for _ in range(max(1, math.ceil(math.log2(m)) + 1)):
+        R = R | ((R.astype(np.int64) @ R.astype(np.int64)) > 0)
+    return R.all(1)
 
 
 def guarantee_study(per_pairs: Any = GUARANTEE_PER_PAIR, n: int = CYCLE_WORLDS, seed: int = CHAPTER_SEEDS[0], *,
@@ -443,6 +457,7 @@ def guarantee_study(per_pairs: Any = GUARANTEE_PER_PAIR, n: int = CYCLE_WORLDS, 
     Mbar = np.einsum("nk,nkij->nij", w, 2.0 * P - 1.0)
     iu, ju = np.triu_indices(m, 1)
     out = np.empty((7, len(pp), n))
+    smith = np.empty((len(pp), n))
     for a_i, c in enumerate(pp):
         nk = _votes_per_group(w, c)  # (n, K)
         rng = np.random.default_rng([s, 1 + a_i])
@@ -467,6 +482,8 @@ def guarantee_study(per_pairs: Any = GUARANTEE_PER_PAIR, n: int = CYCLE_WORLDS, 
             out[0, a_i, i] = (1.0 + (Mbar[i].T @ lot.p).min()) / 2.0
             out[1, a_i, i] = float((Mhat[i].T @ lot.p).min())
             out[5, a_i, i] = len(lot.support)
+            sm = smith_set(Mhat[i]).astype(np.float64)
+            smith[a_i, i] = (1.0 + (Mbar[i].T @ (sm / sm.sum())).min()) / 2.0
         out[2, a_i] = _pure_worst(Mbar, bt)
         out[3, a_i] = _pure_worst(Mbar, copeland)
         out[4, a_i] = _pure_worst(Mbar, borda)
@@ -474,4 +491,4 @@ def guarantee_study(per_pairs: Any = GUARANTEE_PER_PAIR, n: int = CYCLE_WORLDS, 
     best_pure = (1.0 + Mbar.min(-1).max(-1)) / 2.0
     tol = np.array([guarantee_tolerance(w, c, a, m) for c in pp])
     return GuaranteeStudy(pp, n, cw.drawn, a, tol, out[0], out[1], out[2], out[3], out[4], out[6], uniform,
-                          best_pure, out[5].astype(int), m)
+                          best_pure, out[5].astype(int), smith, m)

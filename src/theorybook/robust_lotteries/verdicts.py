@@ -276,21 +276,37 @@ def replicate_verdicts(st: ReplicateStudy) -> Verdicts:
               f"= {z:.2f}: a zero effect passes with probability ≤ 5e-4")
     best = np.maximum(st.ml_heldout[:, a], st.alt_heldout[:, :, a].max(1))
     d = (st.heldout[:, a] - best) / 2.0  # win-rate units
+    d2 = (st.top2_heldout[:, a] - best) / 2.0  # the top-two hedge, the same statistic
     v.greater(f"held-out worst-case win rate over the TV ball ρ = {rho:g}: robust − the best of ML, uniform and BT "
-              f"top-1 (per replicate), z over {R} replicates", _z(d), z, kind="reproduces", source="paper",
+              f"top-1 (per replicate), z over {R} replicates", _z(d), z, kind="not_specific", source="paper",
               tests="robust-reliable",
-              control=Control(f"the same statistic in a milder world (the minority's dislike of A = {MILD_DISLIKE:g} "
+              control=[Control("the same statistic for the leaderboard's top-two hedge (½ on each of the two best "
+                               f"Bradley–Terry scores; mean {d2.mean():+.4f})", _z(d2),
+                               why="the simplest hedge without the paper's idea (no game, no uncertainty set, no LP): "
+                                   "split the bet between the top two of the ranking the paper argues against — if it "
+                                   "also beats ML, uniform and BT top-1 held out, the advantage is hedging, not "
+                                   "robust optimisation",
+                               tuned="fitted on the same train votes (the same Newton BT scores), scored on the same "
+                                     "test votes and TV ball; no parameter; the same capacity: two models, the size "
+                                     "of the robust lottery's modal support"),
+                       Control(f"the same statistic in a milder world (the minority's dislike of A = {MILD_DISLIKE:g} "
                               f"instead of 3; {st.mild_diff.size} replicates): mean {st.mild_diff.mean():+.4f}",
                               _z(st.mild_diff),
                               why="a sceptic's alternative: the held-out advantage is an artefact of fitting a worst "
                                   "case on finite votes, present in any world; where the minority barely dislikes A "
                                   "there is little to hedge, and the advantage must vanish",
                               tuned="the same radius, votes per pair, seed and fitting; half the replicates (CPU "
-                                    "budget), the z uses its own s.e."),
+                                    "budget), the z uses its own s.e.")],
               basis=zbasis,
               note=f"fitted on train votes, scored on independent test votes; mean {d.mean():+.4f} (win rate), SE "
                    f"{d.std(ddof=1) / math.sqrt(R):.4f}; the best alternative is chosen per replicate after scoring, "
-                   "which favours the alternatives")
+                   "which favours the alternatives. The leaderboard's top-two hedge passes the same test (robust − "
+                   f"hedge {(d - d2).mean():+.4f} per replicate): in this world the held-out advantage is that of "
+                   "mixing A with model 1, which the ranking's top two already do, so the row holds but does not "
+                   "tell the robust lottery from a hedge read off the leaderboard. The sceptic's review also tried the "
+                   "robust pure winner (z 2.19 at the chapter seed) and the maximal lottery of equal group weights "
+                   "(z 2.40): both fail here but pass on some robustness seeds (z up to 3.65 and 4.32 on 7001–7018), "
+                   "the top-two hedge passed on all of them (z ≥ 13.7)")
     gap_ml = st.ml_gwr[:, 0] - st.ml_gwr[:, 1]
     gap_rob = st.gwr_train[:, a] - st.gwr_shift[:, a]
     pl_ml = st.ml_gwr[:, 0] - st.ml_gwr[:, 3]
@@ -370,7 +386,8 @@ def guarantee_verdicts(gs: GuaranteeStudy) -> Verdicts:
     def sep(i: int) -> bool:
         t = 0.5 - float(gs.tol[i])
         return bool(gs.ml[i].min() >= t and all(x[i].min() < t for x in (gs.bt, gs.copeland, gs.borda,
-                                                                             gs.bt_softmax)) and gs.uniform.min() < t)
+                                                                             gs.bt_softmax, gs.smith))
+                    and gs.uniform.min() < t)
 
     same = f"the same {n} worlds and votes"
     v.greater(f"a maximal lottery fitted on sampled votes is unexploitable on the true preferences: its worst-case win "
@@ -394,6 +411,12 @@ def guarantee_verdicts(gs: GuaranteeStudy) -> Verdicts:
                                why="a sceptic's mixed alternative: randomise over the leaderboard — is any lottery "
                                    "built from the votes as safe?",
                                tuned=f"{same}; the same ridge-BT scores, softmax at their fitted scale"),
+                       Control("the uniform lottery over the Smith set of M̂ (the empirical top cycle)",
+                               float(gs.smith[a].min()),
+                               why="the social-choice sceptic's set-valued answer: keep the top cycle the maximal "
+                                   "lottery lives in, but drop its game-theoretic weights — is the support, not the "
+                                   "LP's weights, what makes a lottery unexploitable?",
+                               tuned=f"{same}; no parameter (the Smith set of the same M̂)"),
                        Control("the uniform lottery over all models", float(gs.uniform.min()),
                                why="'any mixture hedges': the lottery that needs no votes at all",
                                tuned="none needed: no parameter, no data")],
@@ -406,7 +429,8 @@ def guarantee_verdicts(gs: GuaranteeStudy) -> Verdicts:
               note=f"worlds: σ_u = {CYCLE_SIGMA:g}, shares ~ Dirichlet({CYCLE_KAPPA:g}·1), kept when the true pooled "
                    f"M̄ has no Condorcet winner ({n} of {gs.drawn} drawn). Worlds below ½ − tol: ML {below(gs.ml[a])}, "
                    f"BT {below(gs.bt[a])}, Copeland {below(gs.copeland[a])}, Borda {below(gs.borda[a])}, BT lottery "
-                   f"{below(gs.bt_softmax[a])}, uniform {below(gs.uniform)}; mean worst-case win rate ML "
+                   f"{below(gs.bt_softmax[a])}, Smith-set uniform {below(gs.smith[a])}, uniform "
+                   f"{below(gs.uniform)}; mean worst-case win rate ML "
                    f"{gs.ml[a].mean():.4f}, BT {gs.bt[a].mean():.4f}. Even the best pure strategy chosen on the true "
                    f"M̄ (an oracle) reaches only {gs.best_pure.min():.4f} in the worst world: in these worlds no single "
                    "model can pass, which is the claim's point. Scan (votes per pair: ML min / tolerance / BT min): "
