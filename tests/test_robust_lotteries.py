@@ -283,7 +283,8 @@ def test_deterministic_rows_and_claims():
     assert all(r.tests in ids for r in v.rows if r.tests)
     bt = [r for r in v.rows if r.tests == "bt-line"]
     assert len(bt) == 1 and not any(c["passes"] for c in bt[0].controls)
-    assert [bool(c["weak"]) for c in bt[0].controls] == [False, True]
+    assert [bool(c["weak"]) for c in bt[0].controls] == [False, True, False]
+    assert bt[0].controls[2]["label"].startswith("one homogeneous population with a probit")
     from theorybook.check import claim_violations
 
     assert claim_violations(PAPER_CLAIMS, v.rows + seeded_verdicts(CHAPTER_SEEDS[0]).rows) == []

@@ -182,6 +182,23 @@ def bt_loses_somewhere(world: PreferenceWorld, leaders: int = 2) -> tuple[float,
     return float(max(P[:, i, off[i]].min() for i in top)), top
 
 
+def _thurstone_misfit(world: PreferenceWorld) -> tuple[float, float]:
+    """The bt-line row's rival law: one population with ``P_ij = Φ(c(ū_i − ū_j))`` (ū = Σ_k w₀_k u_k), the scale c
+    fitted by least squares to the pooled true P̄; returns c and the Bradley–Terry misfit of that world."""
+    from scipy.optimize import minimize_scalar
+    from scipy.stats import norm
+
+    u = np.asarray(to_numpy(world.utilities), dtype=np.float64)
+    w0 = np.asarray(to_numpy(world.shares), dtype=np.float64)
+    Pp = np.einsum("k,kij->ij", w0, np.asarray(to_numpy(world.P), dtype=np.float64))
+    du = (w0 @ u)[:, None] - (w0 @ u)[None, :]
+    c = float(minimize_scalar(lambda x: float(((norm.cdf(x * du) - Pp) ** 2).sum()), bounds=(0.01, 10.0),
+                              method="bounded", options={"xatol": 1e-8}).x)
+    ub = torch.as_tensor(w0 @ u, dtype=torch.float64)[None]
+    Pt = torch.as_tensor(norm.cdf(c * du), dtype=torch.float64)[None]
+    return c, bt_misfit(PreferenceWorld(ub, Pt, torch.ones(1, dtype=torch.float64)))[0]
+
+
 def world_verdicts(sw: WorldSweep, world: PreferenceWorld) -> Verdicts:
     """Rows on the true margins of one world (deterministic)."""
     if not isinstance(sw, WorldSweep) or not isinstance(world, PreferenceWorld):
@@ -210,6 +227,7 @@ def world_verdicts(sw: WorldSweep, world: PreferenceWorld) -> Verdicts:
            float(np.diff(lp).max()), 1e-9, kind="consistency", source="reconstruction", basis=_HIGHS_BASIS,
            note="the TV balls are nested")
     mis, pair = bt_misfit(world)
+    thur_c, thur_mis = _thurstone_misfit(world)
     K = world.P.shape[0]
     mild = preference_world(world.P.shape[-1], to_numpy(world.shares), 0.0, 0, boost=0.0, device=world.P.device)
     agree = preference_world(world.P.shape[-1], to_numpy(world.shares), 0.0, 0, noise=0.0, boost=0.0,
@@ -225,7 +243,14 @@ def world_verdicts(sw: WorldSweep, world: PreferenceWorld) -> Verdicts:
                        Control(f"a world whose {K} groups agree (no noise, boost or dislike)", bt_misfit(agree)[0],
                                why="the one-line world: pooled preferences of Bradley–Terry form",
                                tuned="none needed: exact population fit",
-                               weak="Bradley–Terry form by construction, so the misfit is 0 up to rounding")],
+                               weak="Bradley–Terry form by construction, so the misfit is 0 up to rounding"),
+                       Control("one homogeneous population with a probit (Thurstone) link: P_ij = Φ(c(ū_i − ū_j)), "
+                               f"ū the population-mean utilities, c = {thur_c:.3f} fitted to the pooled P̄",
+                               thur_mis,
+                               why="the rival law with as many free parameters: a line with another link; the misfit "
+                                   "of a logistic line may come from the link, not from groups that disagree",
+                               tuned="the scale c by least squares to the same pooled true P̄ (bounded scalar search); "
+                                     "the same BT fit and the same threshold")],
               basis="model: 2 points of win probability is what a leaderboard resolves with ≈ 2500 votes per pair "
                     "(binomial s.e. 0.01, two s.e.); true P, no sampling",
               note="the line is fitted to the pooled true P (the infinite-data limit of pooled votes). It tests the "
