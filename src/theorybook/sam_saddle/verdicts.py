@@ -21,7 +21,9 @@ from .. import validate
 from ..check import Control, PaperClaim, Planted, Verdicts, z_threshold
 from .experiments import (
     COR1_K,
+    ESC_LR,
     ESC_PATHS,
+    ESC_SLOW_SGD,
     MC_BATCH,
     MC_EVERY,
     MC_LAM,
@@ -38,7 +40,7 @@ __all__ = ["PAPER_CLAIMS", "HEADLINE_KEYS", "theorem2_excess", "seeded_verdicts"
 
 PAPER_CLAIMS: tuple[PaperClaim, ...] = (
     PaperClaim("attractor", "SAM can turn a saddle point into an attractor: where GD escapes, SAM gets stuck at the "
-               "saddle (Beale, x² − y²)", where="abstract", source="paper"),
+               "saddle (Beale, x² − y²)", where="abstract", source="paper", headline=True),
     PaperClaim("escape", "Stochastic SAM escapes saddles more slowly than SGD; momentum and batch size matter for "
                "escaping", where="abstract", source="paper"),
     PaperClaim("thm1", "The saddle becomes an attractor of SAM iff ρ > −1/λ₁", where="Theorem 1",
@@ -74,7 +76,7 @@ PAPER_CLAIMS: tuple[PaperClaim, ...] = (
 HEADLINE_KEYS = (
     "sympy_linear_map", "sympy_ou", "sympy_thm3", "hessian_eig", "hessian_eig_sympy", "f01", "f01_sympy",
     "parity", "gd_final_y", "gd_y_exact", "factor_err", "escape_rule", "scan", "scan_control", "demo_sam",
-    "demo_gd", "d_saddle", "f_final", "cos_min", "cos_max", "flips", "arrival", "d_min_final", "stop_radius",
+    "demo_gd", "d_saddle", "cos_min", "cos_max", "flips",
 )
 
 
@@ -246,23 +248,37 @@ def seeded_verdicts(seed: int, *, run: StochasticRun | None = None) -> Verdicts:
            kind="consistency", source="secondary",
            measured=f"γ=0: {med[0].tolist()}, γ=0.9: {med[-1].tolist()}; SGD γ=0: {med_sgd[0].tolist()}",
            note="the [derived] prediction puts neighbouring γ ≥ 50 % and B ≥ 39 % apart; not a reproduction: "
-                "plain SGD with momentum passes the same test (the SAM-specific row follows)")
+                "plain SGD with momentum passes the same test (the excess-shrinking row follows)")
     # Theorem 3, SAM-specific: momentum shrinks SAM's escape-time excess over SGD (paired, same noise)
     s_sam = float(torch.log(excess[0] / excess[-1]).mean())
     h = run.esc_sgd.shape[0] // 2
     ex_null = run.esc_sgd[:h].median(0).values / run.esc_sgd[h:2 * h].median(0).values
     s_null = float(torch.log(ex_null[0] / ex_null[-1]).mean())
-    v.greater("Theorem 3, SAM-specific: momentum shrinks SAM's escape-time excess over SGD — mean over B of "
-              "ln[(SAM/SGD median escape step at γ = 0) / (same at γ = 0.9)]", s_sam, 0.15, kind="reproduces",
+    med_slow = run.esc_sgd_slow.median(0).values
+    ex_slow = med_slow / med_sgd  # slower SGD / SGD median escape step, (γ, B)
+    s_slow = float(torch.log(ex_slow[0] / ex_slow[-1]).mean())
+    v.greater("Theorem 3, momentum shrinks SAM's escape-time excess over SGD — mean over B of "
+              "ln[(SAM/SGD median escape step at γ = 0) / (same at γ = 0.9)]", s_sam, 0.15, kind="not_specific",
               source="secondary", tests="thm3",
-              control=Control("SGD with momentum in SAM's place (two independent halves of the SGD paths): same "
-                              "statistic", s_null, why="plain SGD with momentum passes the direction rows; here it "
-                              "must show no excess to shrink", tuned="none needed: the same γ, B, η, steps and "
-                              "noise as the SAM run (half the paths each)"),
-              basis="pilot: over pilot seeds 9001–9030 the statistic was 0.292 ± 0.016 (s.d.) and the control's "
-                    "−0.007 ± 0.031; 0.15 lies 8.9 s.d. below the first and 4.9 above the second",
+              control=[Control(f"SGD at the smaller step η/{ESC_SLOW_SGD:g} in SAM's place (ρ = 0, same noise): same "
+                               "statistic", s_slow,
+                               why="any slower escaper: heavy ball's growth rate is concave in the escape drift, so "
+                                   "momentum compresses the escape-time ratio of every slower method, and SAM at "
+                                   "ρ = 0.5 is SGD with the drift halved",
+                               tuned=f"the step matched to SAM's γ = 0 median escape step on pilot seeds 9001–9010 "
+                                     f"(η = {ESC_LR:g}/{ESC_SLOW_SGD:g}, nearest match on the grid 1.3–2.0); the "
+                                     "same γ, B, steps, paths and noise as the SAM run"),
+                       Control("SGD with momentum in SAM's place (two independent halves of the SGD paths): same "
+                               "statistic", s_null, why="the null: no excess to shrink",
+                               tuned="none needed: the same γ, B, η, steps and noise as the SAM run (half the "
+                                     "paths each)")],
+              basis="pilot: over pilot seeds 9001–9030 the statistic was 0.292 ± 0.016 (s.d.) and the null's "
+                    "−0.007 ± 0.031; 0.15 lies 8.9 s.d. below the first and 4.9 above the second (fixed before the "
+                    "slower-SGD control was added)",
               note=f"SAM/SGD median ratio at γ = 0: {[round(x, 2) for x in excess[0].tolist()]}, at γ = 0.9: "
-                   f"{[round(x, 2) for x in excess[-1].tolist()]} (per B)")
+                   f"{[round(x, 2) for x in excess[-1].tolist()]} (per B); the slower SGD's at γ = 0: "
+                   f"{[round(x, 2) for x in ex_slow[0].tolist()]}, at γ = 0.9: "
+                   f"{[round(x, 2) for x in ex_slow[-1].tolist()]}: the shrinking is shared with SGD-M")
     m_esc = med.numel()
     zr = _median_rank_z(run.esc, run.esc_pred, 1.0)
     v.less("Median escape step vs [derived] heavy-ball covariance prediction: max rank-z over (γ, B)",
@@ -287,10 +303,13 @@ def headline(r: Mapping[str, Any], *, seed: int, run: StochasticRun | None = Non
     # ---- reproduces: the paper's claims against simulations, each with a control
     v.close("Beale: measured capture threshold of unnormalised SAM vs Theorem 1's −1/λ₁ = 4/111", scan.measured,
             4 / 111, atol=scan.spacing, kind="reproduces", source="secondary", tests="thm1",
-            control=Control("the same scan on 2·Beale (λ₁ = −55.5): measured threshold", ctrl.measured,
-                            why="a function with another λ₁: a scan that found 4/111 there too would not measure "
-                                "Theorem 1's dependence on the curvature", tuned="none needed: the same 25-point "
-                                "grid scaled by 1/2 (Theorem 1's predicted shift), same steps and start"),
+            control=Control("GD on the expanded SAM objective f + ρ‖∇f‖² (drift λ(1+2ρλ)): same scan", ctrl.measured,
+                            "no switch on the grid: captured at every ρ" if math.isnan(ctrl.measured)
+                            else f"{ctrl.measured:.5f}",
+                            why="the rival drift the chapter discusses (the first-order expansion of the SAM "
+                                "objective; it would put the threshold at −1/(2λ₁) = 2/111)",
+                            tuned="none needed: the same 25-point ρ grid, η = 10⁻³, 2000 steps, start and escape "
+                                  "test"),
             basis="model: a 25-point ρ grid locates the switch to within one grid step",
             note="Beale's full polynomial, not its Hessian: an independent check of the linearisation")
     d_demo_sam, d_demo_gd = float(r["demo_sam"]), float(r["demo_gd"])
@@ -301,7 +320,7 @@ def headline(r: Mapping[str, Any], *, seed: int, run: StochasticRun | None = Non
                            tuned="none needed: the official code's step and start, ρ = 0"),
            basis="model: inside the ρ-ball both directions contract by ≥ 2η(ρ/‖w‖ − 1) per step for 500 − t_in steps",
            note="stuck at the saddle; GD escapes along y")
-    ds, ff = r["d_saddle"], r["f_final"]
+    ds = r["d_saddle"]
     v.less("Beale ρ ∈ {0.5, 1}: ‖w_T − (0,1)‖ after 10⁵ steps", max(ds[2:]), 1e-3, kind="reproduces",
            source="paper", tests="attractor",
            control=[Control("GD (ρ = 0): same distance", ds[0], why="the method that escapes",
@@ -309,14 +328,9 @@ def headline(r: Mapping[str, Any], *, seed: int, run: StochasticRun | None = Non
                     Control("ρ = 0.1: same distance", ds[1], why="SAM below the capture threshold: the claim is "
                             "about large ρ, not SAM as such", tuned="none needed: the official settings")],
            basis="model: a trapped iterate moves ≤ η‖∇ℓ(w^p)‖ ≈ η·27.75ρ ≤ 3.5e-4 per step",
-           note="the official settings")
-    v.close("Beale ρ ∈ {0.5, 1}: f(w_T) (the saddle's 909/64)", max(ff[2:]), 909 / 64, rtol=1e-6,
-            kind="reproduces", source="paper", tests="attractor",
-            control=[Control("GD (ρ = 0): f(w_T)", ff[0], why="the method that escapes",
-                             tuned="none needed: the official code's step, start and 10⁵ steps"),
-                     Control("ρ = 0.1: f(w_T)", ff[1], why="SAM below the capture threshold",
-                             tuned="none needed: the official settings")],
-            basis="model: f − f(d) ≈ ½ wᵀHw ≤ 27.75·(1e-3)²/2", note="the loss stays at the saddle's value")
+           note="the official settings; the loss stays at the saddle's 909/64, and GD and ρ = 0.1 go on to the "
+                "official stop radius of the minimum (3, ½) (shown in the chapter, not separate rows: they restate "
+                "this distance)")
     cmin, cmax, flips = r["cos_min"], r["cos_max"], r["flips"]
 
     def osc(i: int) -> bool:
@@ -339,15 +353,6 @@ def headline(r: Mapping[str, Any], *, seed: int, run: StochasticRun | None = Non
                               tuned="none needed: the official settings"),
               basis="model: chaotic (0.89–0.94 under 1e-15 changes of the start); ½ separates it from escaping "
                     "runs (0)", note="the perturbed point crosses into the other basin")
-    arr = list(r["arrival"])
-    stuck_in = bool(min(r["d_min_final"][2:]) <= r["stop_radius"])
-    v.true("Beale GD and ρ = 0.1 reach the code's stop radius 0.15 of (3, ½) within 5·10⁵ steps",
-           all(a > 0 for a in arr), kind="reproduces", source="secondary", tests="attractor",
-           measured=f"steps {arr}",
-           control=Control("ρ ∈ {0.5, 1}: within 0.15 of (3, ½) at step 10⁵", stuck_in,
-                           f"distance {min(r['d_min_final'][2:]):.2f}", why="the captured runs the claim "
-                           "contrasts", tuned="none needed: the official settings"),
-           note="GD converges to the minimum (the stuck runs sit at the saddle, 3 away)")
 
     # ---- consistency: our algebra and code
     v.true("sympy: one SAM step on λw²/2 multiplies w by 1 − ηλ(1+ρλ); the SAM objective's by 1 − ηλ(1+ρλ)²",
