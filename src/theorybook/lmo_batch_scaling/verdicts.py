@@ -12,11 +12,12 @@ sampling, the samples-to-ε metric of :mod:`.experiment`):
   batch, the depth of an interior optimum, ``min(N*(1), N*(n))/min_interior N* − 1``. It is ≈ 0 here, and the row
   is *not testable here*: exact gradients need T₀ steps, so no batch above N*(1)/T₀ can beat τ = 1 whatever the
   noise, and our law puts its optimum above that batch;
-* "a diagonal shift … that matches the theory" — :func:`ridge_verdicts`, from the committed
-  ``bench/results/lmo_ridge.json`` (``bench/lmo_ridge.py``: the ℓ2 map on a ¼-octave α grid at half the chapter's
-  ε, pilot and evaluation seeds): the slope b of log₂ α* against log₂ τ over the pre-registered pre-saturation
-  range, against our derived diagonal b = 1 (a ``differs`` row, planted with slope-1 ridges carrying the measured
-  noise), and a consistency row re-running one cell block of the bench.
+* "a diagonal shift … that matches the theory" — quoted only (the paper's law is unread). :func:`ridge_verdicts`,
+  from the committed ``bench/results/lmo_ridge.json`` (``bench/lmo_ridge.py``: the ℓ2 map on a ¼-octave α grid at
+  half the chapter's ε, pilot and evaluation seeds), checks our reconstruction: the slope b of log₂ α* against
+  log₂ τ over the pre-registered pre-saturation range rejects our corner law min(1, cτ) (b = 1; its noisy instance
+  is the row's control) — the corner shape only, as a soft-capped slope-1 law cτ/(1 + cτ) is rejected too — and
+  a consistency row re-runs one cell block of the bench.
 
 The remaining rows are consistency checks: our reconstructed bound (with the τ-nice ABC noise) against the measured
 rates, the ABC inequality itself on the chapter's problem, our algebra, LMOs and sampler.
@@ -31,7 +32,7 @@ import numpy as np
 import torch
 from scipy import stats
 
-from ..check import Control, PaperClaim, Planted, Verdicts, z_threshold
+from ..check import Control, PaperClaim, Verdicts, z_threshold
 from ..validate import integer
 from .dynamics import HeatmapResult, dual_norm, lmo, tau_nice_indices, tau_nice_variance
 from .experiment import (
@@ -64,16 +65,24 @@ from .theory import (
 )
 
 __all__ = ["PAPER_CLAIMS", "DEPTH_BOUND", "PILOT_DEPTHS", "PILOT_SMALL_SUMS", "seeded_verdicts",
-           "deterministic_verdicts", "headline", "law_prediction", "RIDGE_SD_FLOOR", "planted_diagonal", "ridge_stats",
+           "deterministic_verdicts", "headline", "law_prediction", "RIDGE_SD_FLOOR", "planted_diagonal",
+           "planted_softcap", "ridge_stats",
            "ridge_verdicts"]
 
 PAPER_CLAIMS: tuple[PaperClaim, ...] = (
     PaperClaim("momentum", "For τ-nice sampling the optimal momentum must increase with the batch size",
-               where="abstract", source="paper"),
+               where="abstract", source="paper", headline=True),
     PaperClaim("optimal-batch", "There is a theoretical optimal batch size that minimises the total sample "
                "complexity", where="abstract", source="paper"),
     PaperClaim("diagonal-shift", "Linear and matrix regression show a 'diagonal shift' in the optimal "
-               "momentum–batch landscape that matches the theory", where="abstract", source="paper"),
+               "momentum–batch landscape that matches the theory", where="abstract", source="paper",
+               quoted_only=True, reason_class="paper text unread",
+               why="'matches the theory' needs the paper's own law for the ridge (its constants and shape), which "
+                   "could not be read. The shift's direction is the 'momentum' claim's rows (α* rises with τ for "
+                   "ℓ2 and ℓ∞ least squares, reproduced with the single-sample and noise-free controls); the "
+                   "ridge's slope on the bench's fine α grid is checked only against our own corner law "
+                   "α* = min(1, cτ), a consistency row on our reconstruction, where it rejects the corner shape "
+                   "alone: a slope-1 law that saturates smoothly, α* = cτ/(1 + cτ), would be rejected too"),
     PaperClaim("abc-theory", "A unified nonconvex theory of momentum LMO methods under expected smoothness (ABC) "
                "via a self-bounding closure, recovering bounded-variance results", where="abstract",
                source="paper", quoted_only=True, reason_class="paper text unread",
@@ -174,8 +183,9 @@ def headline(maps: dict[str, HeatmapResult], seed: int, control: dict[str, Heatm
                                 weak="its trajectory does not depend on τ, so α* cannot move by construction")],
                basis=f"exact: {grid}", tests="momentum",
                note="α = weight of the fresh gradient (β = 1 − α) [reconstruction of the convention]. Only the "
-                    "direction of the shift is tested here; its shape against our law's diagonal is the ridge row "
-                    "(bench/lmo_ridge.py); the abstract's matrix regression (Muon) is not checked")
+                    "direction of the shift is tested here (the abstract's 'diagonal shift', in direction); its "
+                    "slope against our own corner law is a consistency row (bench/lmo_ridge.py); the abstract's "
+                    "matrix regression (Muon) is not checked")
     depths = {k: interior_depth(maps[k]) for k in ("l2", "linf")}
     worst = max(depths.values())
     mean = max(float(np.mean(x)) for x in PILOT_DEPTHS.values())
@@ -317,11 +327,26 @@ def planted_diagonal(results: dict[str, Any]) -> np.ndarray:
     return np.array([ridge_slope(2.0**p, fit)[0] for p in P])
 
 
+def planted_softcap(results: dict[str, Any]) -> np.ndarray:
+    """The soft-cap law with the measured noise: for every evaluation seed, log₂ α* = log₂(cτ/(1 + cτ)) with c set
+    so that α*(1) = 2^(mean log₂ α*(1)) of the evaluation seeds, plus that seed's own deviation from the seed mean at
+    each fit τ, rounded to the bench's ¼-octave grid and clipped at α = 1; returns its per-seed fitted slopes. A law
+    of slope 1 as τ → 0 (like our corner law) that bends smoothly towards α = 1 instead of running into a corner."""
+    fit, Y = _eval_log_alpha(results)
+    tau = np.array(fit, float)
+    a1 = 2.0 ** float(Y[:, :1].mean())
+    c = a1 / (1.0 - a1)
+    law = np.log2(c * tau / (1.0 + c * tau))
+    P = np.minimum(0.0, np.round(4 * (law + (Y - Y.mean(0)))) / 4)
+    return np.array([ridge_slope(2.0**p, fit)[0] for p in P])
+
+
 def ridge_stats(results: dict[str, Any]) -> dict[str, Any]:
     """The ridge row's statistics from the bench results: the pre-registered fit range, per-seed slopes (pilot,
     evaluation), the pilot sd (and the sd used, floored at :data:`RIDGE_SD_FLOOR`), the t quantile, the tolerance on
-    the mean slope, the mean slope b, the planted instance's mean slope and the evaluation seeds' mean rise of
-    log₂ α* per doubling of τ inside the fit range (``steps``)."""
+    the mean slope, the mean slope b, the corner law's (:func:`planted_diagonal`) and the soft-cap law's
+    (:func:`planted_softcap`) mean slopes with the measured noise, and the evaluation seeds' mean rise of log₂ α*
+    per doubling of τ inside the fit range (``steps``)."""
     res = results
     fit, Y = _eval_log_alpha(res)
     if len(fit) < 3:
@@ -334,9 +359,10 @@ def ridge_stats(results: dict[str, Any]) -> dict[str, Any]:
     tol = tq * sd_used / math.sqrt(ke)
     b = float(np.mean(be))
     bpl = float(np.mean(planted_diagonal(res)))
+    bsc = float(np.mean(planted_softcap(res)))
     steps = tuple(float(x) for x in np.diff(Y, axis=1).mean(0))
     return {"steps": steps, "fit": fit, "pilot_slopes": bp, "eval_slopes": be, "kp": kp, "ke": ke, "pilot_sd": sp,
-            "sd": sd_used, "t_quantile": tq, "tol": tol, "b": b, "b_planted": bpl}
+            "sd": sd_used, "t_quantile": tq, "tol": tol, "b": b, "b_planted": bpl, "b_softcap": bsc}
 
 
 def ridge_verdicts(results: dict[str, Any] | None = None, *, rerun: dict[str, Any] | None = None) -> Verdicts:
@@ -347,9 +373,9 @@ def ridge_verdicts(results: dict[str, Any] | None = None, *, rerun: dict[str, An
     chapter's reduced re-run reproduces the committed counts. ``display=False``."""
     res = load_ridge() if results is None else results
     st = ridge_stats(res)  # validates res
-    fit, bp, be, kp, ke, sp, tq, tol, b, bpl, sd_used, steps = (st[k] for k in (
-        "fit", "pilot_slopes", "eval_slopes", "kp", "ke", "pilot_sd", "t_quantile", "tol", "b", "b_planted", "sd",
-        "steps"))
+    fit, bp, be, kp, ke, sp, tq, tol, b, bpl, bsc, sd_used, steps = (st[k] for k in (
+        "fit", "pilot_slopes", "eval_slopes", "kp", "ke", "pilot_sd", "t_quantile", "tol", "b", "b_planted",
+        "b_softcap", "sd", "steps"))
     d = res["design"]
     mach = res.get("machine", {})
     z = {b0: abs(b - b0) / (sd_used / math.sqrt(ke)) for b0 in (1.0, 0.5, 0.0)}
@@ -357,28 +383,31 @@ def ridge_verdicts(results: dict[str, Any] | None = None, *, rerun: dict[str, An
     med = ", ".join(f"τ = {t}: 2^{np.median(np.log2(alphas[:, i])):+.2f}" for i, t in enumerate(d["taus"]))
     v = Verdicts("LMO batch scaling — the ridge on a fine α grid (bench/lmo_ridge.py)", display=False,
                  claims=PAPER_CLAIMS)
-    v.less(f"the ridge's slope b in log₂ α* = a + b·log₂ τ over the pre-saturation τ ∈ {{{', '.join(map(str, fit))}}}"
-           f" (normalised SGD-M, least squares, ε = {d['eps_rel']}·‖∇f(x₀)‖, 4 α per octave): mean over "
-           f"{ke} evaluation seeds, below the diagonal's b = 1 by more than the tolerance", b, 1.0 - tol,
-           kind="differs", source="paper", tests="diagonal-shift", paper=1.0,
-           paper_shown="a diagonal shift matching the theory: our derived α* ∝ τ, slope b = 1",
-           planted=Planted("slope-1 ridges with the measured seed-to-seed noise", bpl,
-                           effect=f"for each of the {ke} evaluation seeds, log₂ α* = mean log₂ α*(1) + log₂ τ plus "
-                                  "that seed's measured deviation from the seed mean at each τ, rounded to the "
-                                  "bench's ¼-octave grid and clipped at α = 1: the diagonal at our law's slope 1",
-                           shown=f"b = {bpl:.3f}"),
+    v.less(f"our corner law α* = min(1, cτ) against the measured ridge: its slope b in log₂ α* = a + b·log₂ τ over "
+           f"the pre-saturation τ ∈ {{{', '.join(map(str, fit))}}} (normalised SGD-M, least squares, ε = "
+           f"{d['eps_rel']}·‖∇f(x₀)‖, 4 α per octave), mean over {ke} evaluation seeds, lies below the corner law's "
+           f"b = 1 by more than the tolerance (the corner shape is rejected)", b, 1.0 - tol,
+           kind="consistency", source="reconstruction",
+           control=Control("our corner law with the measured seed-to-seed noise", bpl, shown=f"b = {bpl:.3f}",
+                           why="the law this row checks, put through the same fit: the test must be able to keep it",
+                           tuned=f"for each of the {ke} evaluation seeds, log₂ α* = mean log₂ α*(1) + log₂ τ plus "
+                                 "that seed's measured deviation from the seed mean at each τ, rounded to the bench's "
+                                 "¼-octave grid and clipped at α = 1"),
            basis=f"pilot: seeds {d['pilot_seeds'][0]}–{d['pilot_seeds'][-1]} ({kp} maps) fixed the fit range "
                  f"(the prefix of τ whose pilot-median α* ≤ 2^(−1/2), two grid steps below α = 1) and the slope sd "
                  f"{sp:.3f} (floor {RIDGE_SD_FLOOR:.3f}: the grid's quantisation); tolerance = t_{kp - 1}(1 − 5e-4)"
                  f" = {tq:.2f} × sd/√{ke} = {tol:.3f} (false alarm ≤ 5e-4 if b = 1)",
-           note=f"measured b = {b:.3f} (evaluation seeds' sd {float(np.std(be, ddof=1)):.3f}); in pilot standard "
-                f"errors (sd/√{ke}) the diagonal (b = 1) is {z[1.0]:.1f} away, the sceptic's α* ∝ √τ (b = ½) "
-                f"{z[0.5]:.1f} and the rival constant law (b = 0) {z[0.0]:.1f}: the ridge rises faster than √τ and "
-                f"slower than τ before it saturates, a fit of neither one-constant law; it is not straight (the "
-                f"successive doublings of τ lift log₂ α* by {', '.join(f'{x:.2f}' for x in steps)} on average): it "
-                f"bends towards α = 1 before it reaches it, where our law min(1, cτ) runs straight into a corner. "
-                f"Median α* over the evaluation seeds: {med}. Matrix regression (Muon) is not covered: at our "
-                f"scale its α* = 1 already at τ = 1. Committed on {mach.get('cpu', '?')}, "
+           note=f"measured b = {b:.3f} (evaluation seeds' sd {float(np.std(be, ddof=1)):.3f}). This checks our "
+                f"reconstruction, not the paper, whose law could not be read (and ours misses α*(1) and τ_c by an "
+                f"order of magnitude). Only the corner shape is rejected: the soft-cap law α* = cτ/(1 + cτ) — slope 1 "
+                f"as τ → 0 like ours, c set by the measured α*(1), the same seed deviations and ¼-octave rounding — "
+                f"fits b = {bsc:.3f} and is rejected by this test too, so the row says nothing against α* ∝ τ at "
+                f"small τ. The fit range ends half an octave below α = 1, where a smooth cap already bends the "
+                f"ridge. In pilot standard errors (sd/√{ke}) b = 1 is {z[1.0]:.1f} away, α* ∝ √τ (b = ½) "
+                f"{z[0.5]:.1f}, a constant α* (b = 0) {z[0.0]:.1f}; successive doublings of τ lift log₂ α* by "
+                f"{', '.join(f'{x:.2f}' for x in steps)} on average. The shift's direction (α* rises with τ) is the "
+                f"'momentum' claim's rows. Median α* over the evaluation seeds: {med}. Matrix regression (Muon) is "
+                f"not covered: at our scale its α* = 1 already at τ = 1. Committed on {mach.get('cpu', '?')}, "
                 f"{mach.get('workers', '?')} processes × {mach.get('torch_threads_per_worker', '?')} thread, "
                 f"commit {str(res.get('commit'))[:10]}")
     if rerun is not None:
