@@ -330,7 +330,7 @@ def replicate_verdicts(st: ReplicateStudy) -> Verdicts:
                    "mixing A with model 1, which the ranking's top two already do, so the row holds but does not "
                    "tell the robust lottery from a hedge read off the leaderboard. The sceptic's review also tried the "
                    "robust pure winner (z 2.19 at the chapter seed) and the maximal lottery of equal group weights "
-                   "(z 2.40): both fail here but pass on some robustness seeds (z up to 3.65 and 4.32 on 7001–7018), "
+                   "(z 2.40): both fail here but pass on some robustness seeds (z up to 3.65 and 4.32 on 7001–7020), "
                    "the top-two hedge passed on all of them (z ≥ 13.7)")
     gap_ml = st.ml_gwr[:, 0] - st.ml_gwr[:, 1]
     gap_rob = st.gwr_train[:, a] - st.gwr_shift[:, a]
