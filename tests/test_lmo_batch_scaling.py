@@ -395,3 +395,20 @@ def test_ridge_verdicts_obey_the_rules():
         verdicts.ridge_verdicts({"design": 1})
     with pytest.raises(TypeError):
         verdicts.ridge_verdicts(rerun={"samples": 1})
+
+
+def test_affine_fit_of_the_bench_sample_count():
+    """The consistency row on the bench's N*(τ): an exactly affine N is fitted back, a U-shaped one is rejected."""
+    from theorybook.lmo_batch_scaling import verdicts
+
+    a = verdicts.affine_fit(verdicts.load_ridge())
+    assert a["z_max"] < a["z_threshold"] and a["T0"] > 0 and a["V"] > 0
+    res = _fake_ridge()
+    taus = np.array(res["design"]["taus"], float)
+    n = a["n"]
+    for j, m in enumerate(res["eval"]):
+        m["n_star"] = list(177 * taus + 18000 * (n - taus) / (n - 1) + 50 * (-1) ** j)
+    assert verdicts.affine_fit(res)["z_max"] < 1e-6
+    for j, m in enumerate(res["eval"]):
+        m["n_star"] = list(5000 * (np.log2(taus) - 2.5) ** 2 + 3000 + 50 * (-1) ** j)
+    assert verdicts.affine_fit(res)["z_max"] > a["z_threshold"]
