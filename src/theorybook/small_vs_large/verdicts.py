@@ -204,11 +204,19 @@ def seeded_verdicts(seed: int = CHAPTER_SEEDS[0], *, device: Any = None, race: R
     v.less("two-phase (N = d, true labels) / population GD: median steps to alignment",
            t["steps_true"] / t["population"], 0.6, kind="reproduces", source="secondary", tests="thm1", control=ctrl,
            basis="pilot: seeds 9001–9010 at this scale: " + _stats("rt") + "; 0.6 is the digest's planned "
-                 "threshold, ≥ 4 pilot sd above the pilot mean", note=note_pop)
+                 "threshold, ≥ 4 pilot sd above the pilot mean",
+           note=note_pop + ". Sceptic review (independent numpy, 32 seeds at this scale, seed sets 24 and 9005): "
+                "Phase 1 on N = d *fresh* samples every step (the large-data arm at the same compute, no "
+                "repetition) needs 0.97 and 0.78 of the population steps, and Phase 1 on N = d² (bias ≈ signal) "
+                "0.78 and 0.79 — both fail 0.6, while this two-phase run gave 0.40 and 0.33: the row tells the "
+                "repeated small set from fresh samples")
     v.less("two-phase with random ±1 labels in Phase 1 / population GD (Corollary 2)",
            t["steps_random"] / t["population"], 0.8, kind="reproduces", source="secondary", tests="cor2",
            control=ctrl, basis="pilot: seeds 9001–9010: " + _stats("rr") + "; 0.8 is the digest's planned "
-                               "threshold", note=note_pop)
+                               "threshold",
+           note=note_pop + ". Sceptic review (independent numpy, 32 seeds, seed sets 24 and 9005): random labels "
+                "0.46 and 0.33 of the population steps; random ±1 labels drawn *fresh* every step (no repeated "
+                "set) leave |a| a random walk and miss alignment within the cap on 29 of 32 seeds in both sets")
     v.less("median T₁ / (2a⋆/(η·E|q̂|)) ≤ 1, true and random labels (max of the two)",
            max(t["t1_ratio_true"], t["t1_ratio_random"]), 1.0, kind="consistency", source="reconstruction",
            basis="exact: the bound itself (ratio 1) — T₁ if q̂ kept its initial typical size; the w-feedback only "
@@ -309,7 +317,12 @@ def scan_verdicts(results: dict[str, Any] | None = None, *, rerun: dict[str, Any
                                tuned="the same race, points and seeds; only a₀ scaled by 4")],
               basis=basis, scan=Scan("(d, N)", labels, tuple(s["speedup"] for s in rep),
                                      tuple(s["z"] >= thr for s in rep)),
-              note=f"{cfg}. Speed-up e^mean per point: {where}. Committed on {mach.get('cpu', '?')}")
+              note=f"{cfg}. Speed-up e^mean per point: {where}. Committed on {mach.get('cpu', '?')}. Sceptic "
+                   "review: the scan's z re-derived from the committed per-seed log speed-ups with independent code "
+                   "(7.73 at d = 24, N = 4,096; control 2.18, ablation −0.12: match); with both arms at a second-layer "
+                   "learning rate ×4 (the η_a row's bench) the repeated set still wins at every winning point, so the "
+                   "win is not an artefact of fresh training's second-layer step alone. A fresh-stream baseline at "
+                   "its own tuned global learning rate was not run (CPU budget)")
     dr, dc = _diff(pts, "rep", "rep_x4"), _diff(pts, "ctrl", "ctrl_x4")
     eff = [i for i, st in enumerate(rep) if st["z"] >= thr]
     z1 = z_threshold(1e-3, 1)
