@@ -506,3 +506,17 @@ def test_slow_sgd_arm_shares_noise_and_is_slower():
     med_slow, med_sgd = run.esc_sgd_slow.median(0).values, run.esc_sgd.median(0).values
     assert bool((med_slow > med_sgd).all())
     assert abs(float(torch.log(run.esc_median[0] / med_slow[0]).mean())) < 0.1
+
+
+def test_random_ascent_ablation_fails_the_comparative_rows():
+    """The sceptic's ablation (SAM's ascent along a random direction of the same length ρ‖∇ℓ‖) escapes like SGD and
+    keeps SGD's variance: it fails the escape and Corollary-1 gap rows, which stay 'reproduces' at the chapter seed."""
+    run = ex.random_ascent_run(3)
+    assert run.esc.shape == (ex.ESC_PATHS, len(ex.ESC_GAMMA), len(ex.ESC_BATCH))
+    assert run.w2.shape == (ex.MC_PATHS, len(ex.MC_RHO) - 1, len(ex.MC_BATCH))
+    assert bool((run.esc <= ex.ESC_STEPS + 1).all()) and bool((run.w2 >= 0).all())
+    v = seeded_verdicts(ex.CHAPTER_SEEDS[0])
+    rows = [r for r in v.rows if r.kind == "reproduces"]
+    abl = [c for r in rows for c in r.controls if c["label"].startswith("SAM with its ascent along a random")]
+    assert len(abl) == 2 and not any(c["passes"] for c in abl)
+    assert all(float(c["measured"]) < 3.0 for c in abl)
