@@ -22,7 +22,7 @@ import torch
 from ..check import z_threshold
 from ..device import one_thread, resolve_device, to_numpy
 from ..validate import integer, number, scalar
-from .dynamics import CDTYPE, _as_complex, displaced_twirled, vacuum_constant
+from .dynamics import CDTYPE, _as_complex, displaced_twirled, vacuum_constant, vacuum_signal
 from .estimation import Design, crb, design, ramsey, rpe, rpe_schedule, true_vector
 
 __all__ = [
@@ -101,6 +101,17 @@ def _setup(kind: str, device: str) -> _Setup:
     return _Setup(d, H[..., 0, 0].real.contiguous(), g, Kp, A)
 
 
+@functools.lru_cache(maxsize=2)
+def _notwirl_signal(device: str) -> torch.Tensor:
+    """``⟨0|e^{+iH_D t_j}|0⟩`` of the untwirled ``D†HD`` (M = 1) at the one-mode design, ``t_j = 2^j``,
+    ``j = 0..max(JS)``: shape ``(max(JS) + 1, P)`` — the signal RPE sees when the twirl is ablated."""
+    dev = torch.device(device)
+    with one_thread(dev):
+        s = _setup("single", device)
+        H1 = displaced_twirled(CHAPTER_COEFFS, s.design.beta, n_fock=N_FOCK, n_phases=1, device=dev)
+        return vacuum_signal(H1, [2.0**j for j in range(max(JS) + 1)]).movedim(-1, 0).contiguous()
+
+
 def _ghat(C: torch.Tensor, s: _Setup) -> torch.Tensor:
     return C.to(CDTYPE) @ s.Kpinv.mT
 
@@ -109,7 +120,10 @@ class ScalingStudy(NamedTuple):
     """One mode: RMSE of ``C`` (over replicates × design points) for RPE at ``J ∈ Js`` and for Ramsey at the same
     total times ``T`` (per design point), the schedule's CRB, and at the deepest ``J``: ``rmse_g``, the per-point
     MSEs ``mse_points`` and the prediction ``rmse_g_pred`` = ``√(Σ_i A_ii MSE_i / p)``; ``rmse_g_ramsey``: the
-    coefficient RMSE of the Ramsey control at the deepest ``J``'s total time; ``trace_factor`` = ``√(tr A / p)``."""
+    coefficient RMSE of the Ramsey control at the deepest ``J``'s total time; ``trace_factor`` = ``√(tr A / p)``;
+    ``rmse_notwirl``: RPE's RMSE of ``C`` per depth when the twirl is ablated (the same schedule and shots on the
+    vacuum signal of the untwirled ``D†HD``, whose vacuum is not an eigenstate); ``rmse_g_notwirl`` its coefficient
+    RMSE at the deepest ``J``."""
 
     Js: tuple[int, ...]
     T: np.ndarray
@@ -124,6 +138,8 @@ class ScalingStudy(NamedTuple):
     keys: tuple
     rmse_g_ramsey: float
     trace_factor: float
+    rmse_notwirl: np.ndarray
+    rmse_g_notwirl: float
 
 
 def scaling_study(seed: int = CHAPTER_SEEDS[0], *, reps: int = REPS, Js: tuple[int, ...] = JS,
@@ -136,18 +152,25 @@ def scaling_study(seed: int = CHAPTER_SEEDS[0], *, reps: int = REPS, Js: tuple[i
         raise ValueError(f"Invalid Js: {Js} (need ≥ 3 depths for a slope)")
     dev = resolve_device(device)
     s = _setup("single", str(dev))
-    T, r_rpe, r_ram, bound = [], [], [], []
+    T, r_rpe, r_ram, bound, r_nt = [], [], [], [], []
     last = None
+    sig = _notwirl_signal(str(dev)) if max(Js) <= max(JS) else None
     with one_thread(dev):
         for i, J in enumerate(Js):
             S = rpe_schedule(J)
             res = rpe(s.C, J, S, seed=seed * 1000 + 2 * i, reps=reps, device=dev)
             ram = ramsey(s.C, res.time, seed=seed * 1000 + 2 * i + 1, reps=reps, device=dev)
+            if sig is not None:
+                nt = rpe(s.C, J, S, seed=seed * 1000 + 300 + i, reps=reps, signal=sig[:J + 1], device=dev).estimate
+                r_nt.append(float(((nt - s.C) ** 2).mean().sqrt()))
+            else:
+                nt = None
+                r_nt.append(float("nan"))
             T.append(res.time)
             r_rpe.append(float(((res.estimate - s.C) ** 2).mean().sqrt()))
             r_ram.append(float(((ram - s.C) ** 2).mean().sqrt()))
             bound.append(crb(S, J))
-            last, last_ram = res.estimate, ram
+            last, last_ram, last_nt = res.estimate, ram, nt
         err = last - s.C
         gh = _ghat(last, s)
         rmse_g = float(((gh - s.g).abs() ** 2).mean().sqrt())
@@ -157,8 +180,9 @@ def scaling_study(seed: int = CHAPTER_SEEDS[0], *, reps: int = REPS, Js: tuple[i
         tf = math.sqrt(float(s.A.trace()) / p)
         formula = r_rpe[-1] * tf
         rmse_g_ram = float(((_ghat(last_ram, s) - s.g).abs() ** 2).mean().sqrt())
+        rmse_g_nt = float("nan") if last_nt is None else float(((_ghat(last_nt, s) - s.g).abs() ** 2).mean().sqrt())
     return ScalingStudy(Js, np.array(T), np.array(r_rpe), np.array(r_ram), np.array(bound), rmse_g, pred, formula,
-                        to_numpy(gh.mean(0)), to_numpy(s.g), s.design.keys, rmse_g_ram, tf)
+                        to_numpy(gh.mean(0)), to_numpy(s.g), s.design.keys, rmse_g_ram, tf, np.array(r_nt), rmse_g_nt)
 
 
 class AuditStudy(NamedTuple):
