@@ -194,16 +194,23 @@ def test_claims_tagged_and_tested(seeded_7003):
     assert not ids["eq27"].quoted_only and ids["eq27"].regime == "horizon T"
     assert headline_claim(PAPER_CLAIMS)["id"] == "pass8" and sum(c.headline for c in PAPER_CLAIMS) == 1
     sv = sensitivity_verdicts(_SCAN, _KNOBS)
-    assert sv.passed and len(sv.rows) == 1
+    assert sv.passed and len(sv.rows) == 3
     assert sv.rows[0].planted["passes"] is False and sv.rows[0].paper_passes is False
-    assert "η_q" in sv.rows[0].claim and "ratio 0.625" in sv.rows[0].note  # β's scan, reported in the note
+    assert "η_q" in sv.rows[0].claim and sv.rows[0].outcome == "differs"
+    # the EMA β and bins scans are rows (sceptic review): each passes the η_q row's test, and the η_q scan itself,
+    # the same test on a knob that moves the weights, fails it (0.005 / 0.136)
+    for r, knob, ratio in zip(sv.rows[1:], ("EMA β", "bins"), (0.10 / 0.16, 0.12 / 0.16), strict=True):
+        assert knob in r.claim and r.outcome == "reproduces" and r.test_holds
+        assert abs(float(r.measured) - ratio) < 1e-3
+        assert [c["passes"] for c in r.controls] == [False] and "η_q" in r.controls[0]["label"]
+        assert "0.210" in r.note  # the rival's larger gain, reported beside the scan
     rows = deterministic_verdicts().rows + sv.rows + seeded_7003.rows
     assert claim_violations(PAPER_CLAIMS, rows) == []
     assert not any("Σ q n* = n̄" in r.claim for r in rows)  # the hollow budget row is gone
     out = {(r.tests, r.outcome) for r in rows if r.tests}
     assert out == {("L4.1", "reproduces"), ("T4.2", "reproduces"), ("eq27", "not_specific"),
                    ("hardtail", "not_specific"), ("hardtail", "inconclusive"), ("curriculum", "not_specific"),
-                   ("sensitivity", "differs"), ("wse", "inconclusive")}
+                   ("sensitivity", "differs"), ("sensitivity", "reproduces"), ("wse", "inconclusive")}
 
 
 def test_seeded_rows_controls_and_plants(seeded_7003):
