@@ -211,7 +211,18 @@ def _decay_row(v: Verdicts, d: Any, where: str) -> None:
                    "benchmark's knob with a fixed classical method, not the paper's PTR collapse (language models, "
                    "quoted only)" + (". Scope: 2-opt at ≤ 12 cities — the review's multi-start NN + 2-opt + Or-opt "
                                      "scored 1.000 on 400 records × 5 sizes (z = 0), so the decay is 2-opt's, not "
-                                     "every method's" if c == "tsp" else ""))
+                                     "every method's; sceptic review's independent numpy multi-start 2-opt (own "
+                                     "Held–Karp, seed 7002, 300 records): 1.000 at 4 → 0.983 at 12 cities (matches). "
+                                     "The SIR proxy control is flat by construction (an exact method scores 1 at every "
+                                     "size); no non-weak control is registered yet" if c == "tsp" else
+                                     ". Sceptic review (independent numpy, its own generator to the paper's spec, seed "
+                                     "7001, 600 records per size at 5/15/30 items): greedy + local search 0.928 / "
+                                     "0.853 / 0.803 (z = 5.8, matches); with the standard extra local move (1-for-2 "
+                                     "and 2-for-1 swaps) still 1.000 / 0.983 / 0.970 (z = 3.8, passes this test: the "
+                                     "decay is not greedy + local search's alone); random-restart local search "
+                                     "(n random feasible starts) stays flat 0.992 / 0.988 / 0.992 (z = 0.3). The SIR "
+                                     "proxy control is flat by construction (an exact method scores 1 at every size); "
+                                     "no non-weak control is registered yet"))
 
 
 def seeded_verdicts(seed: int) -> Verdicts:
