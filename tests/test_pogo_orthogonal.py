@@ -373,9 +373,29 @@ def test_vadam_feasibility_control_fails():
     from theorybook.pogo_orthogonal.verdicts import F32_LEVEL, LAM_CONTROL, PROCRUSTES
 
     prob = po.procrustes_problem(8, 8, 1, dtype=torch.float32)
-    tr = po.run_method(prob, "pogo-vadam", PROCRUSTES["lr_vadam"], 60, lam=LAM_CONTROL)
-    ok = po.run_method(prob, "pogo-vadam", PROCRUSTES["lr_vadam"], 60)
+    tr = po.run_method(prob, "pogo-vadam", PROCRUSTES["lr_lemma"], 60, lam=LAM_CONTROL)
+    ok = po.run_method(prob, "pogo-vadam", PROCRUSTES["lr_lemma"], 60)
     assert tr.max_infeas > 10 * F32_LEVEL > ok.max_infeas
+
+
+def test_vadam_eta_rule_and_adaptive_row_differs():
+    """Issue 57: VectorAdam's η is the smallest grid value reaching the gap on the pilot seeds (0.2); there the row
+    differs (infeasibility ≈ 1e-4), Riemannian Adam at the same η stays at round-off (fails the row's test), and
+    the plant — the method's own run with the correction applied twice — is caught."""
+    from theorybook.pogo_orthogonal import verdicts as vd
+
+    grid = vd.VADAM_TUNING["grid"]
+    assert vd.PROCRUSTES["lr_vadam"] in grid and grid.index(vd.PROCRUSTES["lr_vadam"]) > grid.index(0.05)
+    assert set(vd.VADAM_TUNING["pilot_seeds"]) <= set(range(9001, 9201))
+    assert vd.vadam_recorrected(0, vd.PROCRUSTES["lr_vadam"], 40) < vd.F32_LEVEL
+    with pytest.raises(ValueError):
+        vd.vadam_recorrected(0, -1.0, 10)
+    v = vd.seeded_verdicts(0)
+    row = next(r for r in v.rows if r.tests == "adaptive")
+    assert row.kind == "differs" and row.outcome == "differs" and float(row.measured) > 10 * vd.F32_LEVEL
+    assert float(row.controls[0]["measured"]) < vd.F32_LEVEL and not row.controls[0]["passes"]
+    assert not row.planted["passes"] and float(row.planted["measured"]) < vd.F32_LEVEL
+    assert next(c for c in vd.PAPER_CLAIMS if c.headline).id == "feasible"
 
 
 def test_first_step_regime_and_prediction():
@@ -408,7 +428,7 @@ def test_paper_claims_and_chapter_table():
 def test_seeded_verdicts_for_chapter_seed():
     v = po.seeded_verdicts(po.CHAPTER_SEEDS[0])
     assert v.passed, [r.claim for r in v.failures]
-    assert {r.kind for r in v.rows} == {"reproduces", "consistency"}  # the lemma row is ours: consistency
+    assert {r.kind for r in v.rows} == {"reproduces", "differs", "consistency"}  # the lemma row is ours
 
 
 # ------------------------------------------------------------------ the optimizer as people use it

@@ -7,7 +7,8 @@ counts, sympy). The chapter shows both in one table (:func:`chapter_verdicts`, `
 Every tolerance is fixed below with its provenance (``basis``); no row involves wall-clock time.
 
 The experiment (:data:`PROCRUSTES`): ``b`` float32 orthogonal Procrustes problems of size ``p × p``, POGO-SGD and
-Landing at :math:`\eta = 1/L`, POGO-VectorAdam at :math:`\eta = 0.1`, ``steps`` steps each.
+Landing at :math:`\eta = 1/L`, POGO-VectorAdam and Riemannian Adam at :math:`\eta = 0.2` (:data:`VADAM_TUNING`),
+``steps`` steps each.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import math
 import torch
 
 from .. import validate
-from ..check import Control, PaperClaim, Verdicts
+from ..check import Control, PaperClaim, Planted, Verdicts
 from ..device import one_thread, resolve_device, to_numpy
 from ..fit import loglog_slope
 from .dynamics import (
@@ -33,16 +34,20 @@ from .dynamics import (
 from .theory import derive_correction_error, derive_quartic_coefficients, derive_tangent_gram, infeasibility_order
 
 __all__ = ["CHAPTER_SEEDS", "MATCHED", "PAPER_CLAIMS", "PROCRUSTES", "chapter_verdicts", "deterministic_verdicts",
-           "eta4_law", "matched_gap_infeasibility",
+           "VADAM_TUNING", "eta4_law", "matched_gap_infeasibility", "vadam_recorrected",
            "first_step", "procrustes_runs", "seeded_verdicts", "step1_prediction"]
 
 #: The seed(s) the chapter itself uses (the seed-robustness test draws unseen ones).
 CHAPTER_SEEDS = (0,)
 #: The Procrustes experiment behind the seeded rows and the chapter's first figure.
-#: VectorAdam's η: its direction has ‖Ψ̃‖_F ≤ 1 per matrix, so one step's error is ≤ ¾η⁴, below the float32 level
-#: 1e-5 for every η ≤ 0.06; 0.05 is the round value under that bound (at 0.1 the peak reaches ≈ 1e-5 on some seeds,
-#: since the tangent-projected v no longer counts the gradient's normal part).
-PROCRUSTES = {"b": 32, "p": 16, "steps": 150, "lr_vadam": 0.05}
+#: VectorAdam's η (``lr_vadam``) is fixed by a rule stated before the row was run (the review's fix, issue 57): the
+#: smallest η on the doubling grid :data:`VADAM_TUNING` whose 150-step relative gap is ≤ 1e-2 on every pilot seed
+#: 9001–9005 — the step at which VectorAdam actually optimises in the budget. Pilot gaps (median over the five
+#: seeds): η = 0.05 → 0.138, 0.1 → 0.035, 0.2 → 0.0069 (all ≤ 0.0093), 0.4 → 0.0013; so η = 0.2. ``lr_lemma`` = 0.05
+#: is the round value under the lemma's bound ¾η⁴ ≤ 1e-5 (η ≤ 0.06), kept for the consistency row on the lemma.
+PROCRUSTES = {"b": 32, "p": 16, "steps": 150, "lr_vadam": 0.2, "lr_lemma": 0.05}
+#: The tuning rule of VectorAdam's η (and of geoopt's Riemannian Adam, tuned by the same rule: also 0.2).
+VADAM_TUNING = {"grid": (0.025, 0.05, 0.1, 0.2, 0.4, 0.8), "gap": 1e-2, "pilot_seeds": (9001, 9002, 9003, 9004, 9005)}
 #: Landing vs POGO at a matched optimality gap: the gap level, the step cap of Landing's run and how often it is
 #: recorded (its gap and feasibility, every third step: the matched step is the first recorded one).
 MATCHED = {"gap": 1e-3, "cap": 400, "every": 3}
@@ -53,7 +58,7 @@ LAM_CONTROL = 0.25
 
 PAPER_CLAIMS: tuple[PaperClaim, ...] = (
     PaperClaim("feasible", "POGO effectively meets the orthogonality constraints and, in practice, keeps "
-               "orthogonality at all times."),
+               "orthogonality at all times.", headline=True),
     PaperClaim("adaptive", "POGO lets modern adaptive optimizers be used on orthogonal matrices."),
     PaperClaim("landing", "Landing (Ablin et al., 2024), which POGO revisits, relaxes orthogonality temporarily: "
                "its iterate is only attracted to the manifold."),
@@ -76,12 +81,12 @@ PAPER_CLAIMS: tuple[PaperClaim, ...] = (
 def procrustes_runs(seed: int, methods: tuple[str, ...] = ("pogo-sgd", "pogo-vadam"),
                     device=None) -> tuple[dict[str, Trace], float]:
     """The runs of :data:`PROCRUSTES` for ``seed``: ``({method: Trace}, η = 1/L)``. SGD-type methods use
-    η = 1/L; POGO-VectorAdam η = 0.1; geoopt's Riemannian Adam η = 0.3."""
+    η = 1/L; POGO-VectorAdam and geoopt's Riemannian Adam η = ``PROCRUSTES["lr_vadam"]`` (:data:`VADAM_TUNING`)."""
     seed = validate.integer("seed", seed, 0, 2**63 - 1)
     prob = procrustes_problem(PROCRUSTES["b"], PROCRUSTES["p"], seed, dtype=torch.float32,
                               device=resolve_device(device))
     lr = 1.0 / prob.lipschitz
-    special = {"pogo-vadam": PROCRUSTES["lr_vadam"], "radam-geoopt": 0.3}
+    special = {"pogo-vadam": PROCRUSTES["lr_vadam"], "radam-geoopt": PROCRUSTES["lr_vadam"]}
     return {m: run_method(prob, m, special.get(m, lr), PROCRUSTES["steps"]) for m in methods}, lr
 
 
@@ -151,6 +156,29 @@ def matched_gap_infeasibility(trace: Trace, gap: float) -> float:
     return next((i for g, i in zip(trace.gap, trace.infeas, strict=True) if g <= gap), math.inf)
 
 
+def vadam_recorrected(seed: int, lr: float, steps: int, device=None) -> float:
+    r"""The plant of the VectorAdam row: POGO-VectorAdam's own run (the same problems, start, η, betas and
+    steps) with the λ = ½ correction :math:`X \leftarrow X + \tfrac12(X - XX^\top X)` applied a second time after
+    every step, which takes each step's ¾e² error to round-off. Returns max_i ‖XXᵀ − I‖_F over all steps: the
+    paper's effect ("keeps orthogonality at all times") at the paper's size, in the method's own arm."""
+    seed = validate.integer("seed", seed, 0, 2**63 - 1)
+    lr = validate.number("lr", lr, 0.0, 1e6, low_open=True)
+    steps = validate.integer("steps", steps, 1, 100_000)
+    prob = procrustes_problem(PROCRUSTES["b"], PROCRUSTES["p"], seed, dtype=torch.float32,
+                              device=resolve_device(device))
+    param = torch.nn.Parameter(prob.X0.clone())
+    opt = POGO([param], lr, base="vadam")
+    worst = float(infeasibility(param.detach()).max())
+    for _ in range(steps):
+        param.grad = prob.grad(param.detach())
+        opt.step()
+        with torch.no_grad():
+            X = param.detach()
+            param.copy_(X + 0.5 * (X - X @ X.mT @ X))
+        worst = max(worst, float(infeasibility(param.detach()).max()))
+    return worst
+
+
 def deterministic_verdicts() -> Verdicts:
     """Rows without randomness: product counts of our code (flop counter) and the sympy derivations."""
     v = Verdicts("POGO: counts and algebra", display=False)
@@ -210,7 +238,8 @@ def _seeded(seed: int, device=None) -> Verdicts:
     sgd = Trace("pogo-sgd", *(x[: steps + 1] for x in (sgd_run.step, sgd_run.time, sgd_run.gap, sgd_run.infeas)),
                 sgd_run.diverged)
     landing = run_method(prob, "landing", lr, MATCHED["cap"], target=MATCHED["gap"], record_every=MATCHED["every"])
-    vadam_ctl = run_method(prob, "pogo-vadam", PROCRUSTES["lr_vadam"], PROCRUSTES["steps"], lam=LAM_CONTROL)
+    vadam_lemma = run_method(prob, "pogo-vadam", PROCRUSTES["lr_lemma"], steps)
+    vadam_ctl = run_method(prob, "pogo-vadam", PROCRUSTES["lr_lemma"], steps, lam=LAM_CONTROL)
     first = first_step(seed, lr, device=device)
     at_gap = matched_gap_infeasibility(sgd_run, MATCHED["gap"])
     land_at_gap = matched_gap_infeasibility(landing, MATCHED["gap"])
@@ -233,15 +262,39 @@ def _seeded(seed: int, device=None) -> Verdicts:
                                "field instead of a correction",
                            tuned=same_eta + "; Landing's own λ = 1, ε = ½ are its authors' defaults"),
            note="errors contract quadratically (¾e²) once η‖Ψ‖ is small")
-    v.less(f"POGO-VectorAdam (η = {PROCRUSTES['lr_vadam']}): max ‖XXᵀ − I‖_F over all {steps} steps",
-           vadam.max_infeas, F32_LEVEL, kind="reproduces", source="paper", tests="adaptive", basis=f32,
+    eta_va, eta_lemma = PROCRUSTES["lr_vadam"], PROCRUSTES["lr_lemma"]
+    radam = run_method(prob, "radam-geoopt", eta_va, steps)
+    plant = vadam_recorrected(seed, eta_va, steps, device=device)
+    v.greater(f"POGO-VectorAdam at the η that optimises (η = {eta_va}: the smallest on a doubling grid reaching gap "
+              f"≤ {VADAM_TUNING['gap']:g} in {steps} steps on pilot seeds): max ‖XXᵀ − I‖_F over all {steps} steps "
+              "is above float32 round-off", vadam.max_infeas, F32_LEVEL, kind="differs", source="paper",
+              tests="adaptive", paper=0.0,
+              paper_shown="round-off at every step ('in practice keeps orthogonality at all times'; no number given)",
+              basis=f32 + "; η fixed before this row by the tuning rule of VADAM_TUNING (pilot seeds 9001–9005: "
+                          "median gap 0.138 at η = 0.05, 0.0069 at 0.2)",
+              control=Control(f"geoopt's Riemannian Adam (QR retraction), η = {eta_va}", radam.max_infeas,
+                              why="the adaptive optimiser on the manifold a sceptic compares with: is an adaptive "
+                                  "step at this η necessarily off the manifold?",
+                              tuned=f"the same rule, grid and pilot seeds as POGO-VectorAdam (it also gives "
+                                    f"η = {eta_va}), same start and steps; its gap at step {steps}: "
+                                    f"{radam.gap[-1]:.1e}"),
+              planted=Planted("POGO-VectorAdam's own run with the λ = ½ correction applied twice per step", plant,
+                              effect="the paper's feasibility at every step (round-off), put into the method's own "
+                                     "arm at the same η, start, betas and steps"),
+              note=f"POGO-VectorAdam's gap at step {steps}: {vadam.gap[-1]:.1e}. VectorAdam's direction has "
+                   "‖Ψ̃‖_F ≤ 1 per matrix, so one step's error is ≤ ¾η⁴ (≈ 1.2e-3 at η = 0.2): the correction "
+                   "leaves ~1e-4 at every step while VectorAdam makes progress. Until issue 57 this row ran at "
+                   "η = 0.05 (lowered from 0.1 until it passed; 86 % of the gap removed in 150 steps)")
+    v.less(f"POGO-VectorAdam under the lemma's bound (η = {eta_lemma}, ¾η⁴ ≤ 1e-5): max ‖XXᵀ − I‖_F over all "
+           f"{steps} steps", vadam_lemma.max_infeas, F32_LEVEL, kind="consistency", source="derived", basis=f32,
            control=Control(f"POGO-VectorAdam with λ = {LAM_CONTROL} (the ablated correction)",
                            vadam_ctl.max_infeas,
-                           why="the ablation a sceptic asks for: is it the adaptive step or the exact λ = ½ "
-                               "correction that keeps the iterate feasible?",
-                           tuned=f"none needed: the same η = {PROCRUSTES['lr_vadam']}, betas, start and steps"),
-           note="the row needs a small η: VectorAdam's direction has ‖Ψ̃‖_F ≤ 1 per matrix, so one step's error "
-                "is ≤ ¾η⁴, below 1e-5 for every η ≤ 0.06; we use 0.05")
+                           why="the ablation: is it the normalised step or the exact λ = ½ correction that keeps "
+                               "the iterate feasible?",
+                           tuned=f"none needed: the same η = {eta_lemma}, betas, start and steps"),
+           note="checks our lemma's bound on VectorAdam's normalised step (‖Ψ̃‖_F ≤ 1 per matrix: one step's error "
+                f"≤ ¾η⁴ ≤ 1e-5 for η ≤ 0.06), not that an adaptive optimiser can be used: at η = {eta_lemma} it "
+                f"removes {1 - vadam_lemma.gap[-1]:.0%} of the gap in {steps} steps")
     v.greater(f"Landing (η = 1/L): ‖XXᵀ − I‖_F at the first step with gap ≤ {MATCHED['gap']:g} (off the manifold "
               "at a matched gap)", land_at_gap, F32_LEVEL, kind="reproduces", source="paper", tests="landing",
               basis=f32 + f"; gap level {MATCHED['gap']:g} fixed on pilot seeds 9001–9005 (POGO-SGD at round-off "
