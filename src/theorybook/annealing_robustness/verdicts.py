@@ -1,5 +1,5 @@
-"""Every verdict row the annealing chapter shows (Attia & Koren, arXiv 2503.09411), each reproduction with its
-control.
+"""Every verdict row the annealing chapter shows (Attia & Koren, arXiv 2503.09411), each paper-claim row with its
+controls.
 
 :func:`worst_case_verdicts` turns one seed's :func:`~theorybook.annealing_robustness.worst_case.worst_case_experiment`
 into the stochastic rows (``seeded_verdicts(seed)`` runs it; ``tests/test_seed_robustness.py`` re-runs it for 20
@@ -78,7 +78,7 @@ def _p_end(h) -> float:
 def worst_case_verdicts(run: FamilyRun) -> Verdicts:
     """The chapter's stochastic rows, built from :func:`worst_case_experiment` (tolerances: :data:`PILOT`)."""
     if not isinstance(run, FamilyRun) or run.family != "quadratic" or len(run.schedules) != len(
-            EXPERIMENT_SCHEDULES):
+            EXPERIMENT_SCHEDULES) or run.averaged is None:
         raise ValueError("Invalid run: must come from worst_case_experiment(seed)")
     v = Verdicts("Annealing: worst case over a problem family (seeded)", display=False)
     pilot = f"pilot: seeds {PILOT['seeds']} (16384 paths)"
@@ -87,6 +87,8 @@ def worst_case_verdicts(run: FamilyRun) -> Verdicts:
         lo, hi = WINDOW_LINEAR if h.name in ("fixed", "inverse_sqrt") else WINDOW_ANNEALED
         env[h.label] = fit_exponent(run.rho, run.envelope[i], rho_min=lo, rho_max=hi).slope
         single[h.label] = fit_exponent(run.rho, run.mean[i, :, -1], rho_min=lo, rho_max=hi).slope
+    lo, hi = WINDOW_ANNEALED
+    env_avg = fit_exponent(run.rho, run.averaged_envelope, rho_min=lo, rho_max=hi).slope
 
     # ---- fixed stepsize: linear in ρ (the discrete recursion's exponent at the worst δ = 1)
     model = fixed_model_exponent(WINDOW_LINEAR, run.T)
@@ -122,15 +124,26 @@ def worst_case_verdicts(run: FamilyRun) -> Verdicts:
         if lower != "fixed":
             ctrl.append(Control("fixed: same envelope fit", env["fixed"], tuned=same,
                                 why="the practitioner's default, the schedule the paper says is linear in ρ"))
+        ctrl.append(Control("fixed stepsize with iterate averaging (uniform average of x_2..x_{T+1}): same envelope "
+                            "fit", env_avg,
+                            why="the simplest remedy for a misspecified constant step with no annealing at all "
+                                "(Polyak–Ruppert averaging): the sceptic's ablation of the schedule's decay",
+                            tuned="the fixed stepsize's η* = D/(G√T), the same family, δ grid, ρ grid, fit window, "
+                                  "T and noise paths as the method; its output is the averaged iterate"))
         claim_id, src = ("cosine", "secondary") if h.name == "cosine" else ("poly", "paper")
         fam = (f"Upper envelope over δ ∈ [T^(−1/2), 1] of f = δx²/2 at the fixed η* = D/(G√T), fit on ρ ∈ "
                f"[{WINDOW_ANNEALED[0]:g}, {WINDOW_ANNEALED[1]:g}], T = {run.T}.")
         v.less(f"{h.label}: worst case over the family grows no faster than ρ^(1/(2p+1)), p = {p:g}", env[h.label],
-               pred + tol, kind="reproduces", source=src, tests=claim_id, control=ctrl,
+               pred + tol, kind="not_specific", source=src, tests=claim_id, control=ctrl,
                basis=f"{pilot}: mean {PILOT['envelope'][h.label]:.4f} vs 1/(2p+1) = {pred:.4f}; band ±{tol:.3f} = "
                      "|bias| + 3.29 SD",
                note=fam + " The guarantee is an upper bound over all problems: a family can refute it, not prove "
-                          "it; the controls (slower-decaying schedules) must break it.")
+                          "it; the slower-decaying schedules break it. Holds, not specific: the fixed stepsize with "
+                          "iterate averaging passes too (on this smooth quadratic family averaging makes the error "
+                          "nearly independent of ρ; independent numpy, seed 0, 4096 paths: exponent −0.35, envelope "
+                          "0.004–0.011 DG/√T). The family cannot tell annealing from averaging; the review measured "
+                          "the non-smooth family f = δ|x + 1| separating them (averaging 0.86, linear decay 0.32), "
+                          "which has no row here.")
         # neighbouring degrees (cosine's finite-window bias, +0.02, leaves too little room against p = 3)
         neigh = {"linear": ["quadratic"], "quadratic": ["linear", "cubic"], "cubic": ["quadratic"],
                  "cosine": ["linear"]}[h.label]

@@ -50,6 +50,9 @@ class FamilyRun(NamedTuple):
     seed: int
     mean: torch.Tensor
     sem: torch.Tensor
+    #: The fixed stepsize's uniform iterate average (Polyak–Ruppert) on the same cells' noise, shape (ρ, δ): the
+    #: path-mean excess of x̄ = mean(x_2..x_{T+1}) in the same units (``None`` unless asked for).
+    averaged: torch.Tensor | None = None
 
     @property
     def worst_index(self) -> torch.Tensor:
@@ -67,6 +70,13 @@ class FamilyRun(NamedTuple):
         return self.sem.gather(-1, self.worst_index.unsqueeze(-1)).squeeze(-1)
 
     @property
+    def averaged_envelope(self) -> torch.Tensor:
+        """max_δ of the averaged fixed stepsize's path-mean error, shape (ρ,) (needs ``averaged``)."""
+        if self.averaged is None:
+            raise ValueError("Invalid run: no averaged arm (family_run(..., averaged=True))")
+        return self.averaged.max(-1).values
+
+    @property
     def worst_delta(self) -> torch.Tensor:
         """The δ that attains the envelope, shape (schedules, ρ)."""
         return self.delta[self.worst_index]
@@ -80,14 +90,18 @@ def default_deltas(T: int, n: int = 13) -> torch.Tensor:
 
 
 def family_run(schedules, rho, T: int, *, family: str = "quadratic", deltas=None, n_paths: int = 128,
-               seed: int = 0, dtype=None, device=None) -> FamilyRun:
+               seed: int = 0, averaged: bool = False, dtype=None, device=None) -> FamilyRun:
     r"""Projected SGD x_{t+1} = Π_{[−1,1]}[x_t − η_t g_t], η_t = ρ·η*_h·h((t−1)/T), on every f_δ, in one program.
 
     ``schedules``: one schedule (name or :class:`Schedule`) or a sequence of them / of ``(name, p)`` pairs;
     ``rho``: misspecification factors in [1, 10¹²] (1-D); ``deltas``: curvatures/slopes in (0, 1] (default
     :func:`default_deltas`); ``n_paths`` noise paths per cell from ``seed``. Runs on ``device`` (the noise is
-    drawn on the CPU from a seeded generator, then moved), returns CPU tensors.
+    drawn on the CPU from a seeded generator, then moved), returns CPU tensors. ``averaged``: also run the fixed
+    stepsize (base η*_fixed, same ρ, δ and noise paths) and record the excess of the uniform average of its
+    iterates x_2..x_{T+1} (Polyak–Ruppert) in :attr:`FamilyRun.averaged`.
     """
+    if not isinstance(averaged, bool):
+        raise TypeError(f"Invalid averaged: {averaged!r} (must be a bool)")
     hs = _schedules(schedules)
     T = validate.integer("T", T, 1, 10**7)
     validate.one_of("family", family, FAMILIES)
@@ -103,7 +117,8 @@ def family_run(schedules, rho, T: int, *, family: str = "quadratic", deltas=None
     dt, dev = resolve_dtype(dtype), resolve_device(device)
     with one_thread(dev):
         mean, sem = _run(family, hs, r, d, T, S, seed, dt, dev)
-    return FamilyRun(family, hs, r, d, T, S, seed, mean, sem)
+        avg = _run(family, (schedule("fixed"),), r, d, T, S, seed, dt, dev, average=True)[0][0] if averaged else None
+    return FamilyRun(family, hs, r, d, T, S, seed, mean, sem, avg)
 
 
 def _schedules(schedules) -> tuple[Schedule, ...]:
@@ -118,7 +133,7 @@ def _schedules(schedules) -> tuple[Schedule, ...]:
 
 
 def _run(family: str, hs: tuple[Schedule, ...], r: torch.Tensor, d: torch.Tensor, T: int, S: int, seed: int,
-         dt, dev) -> tuple[torch.Tensor, torch.Tensor]:
+         dt, dev, average: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
     scale = DIAMETER / LIPSCHITZ
     base = torch.stack([r * classical_eta(h, T) * scale for h in hs]).to(dev, dt)  # (H, R)
     lr = torch.stack([stepsizes(base[i], h, T, dtype=dt, device=dev) for i, h in enumerate(hs)])  # (H, R, T)
@@ -127,15 +142,21 @@ def _run(family: str, hs: tuple[Schedule, ...], r: torch.Tensor, d: torch.Tensor
     xi = (2.0 * torch.randint(0, 2, (T, S), generator=g) - 1.0).to(dev, dt)  # Rademacher ξ_t
     delta = d.to(dev, dt).unsqueeze(-1)  # (K, 1)
     x = torch.ones(len(hs), r.numel(), d.numel(), S, dtype=dt, device=dev)
+    xsum = torch.zeros_like(x) if average else None
     if family == "quadratic":
         contraction = 1.0 - lr * delta  # (T, H, R, K, 1): x ← (1 − η_tδ)x − η_tξ_t, then Π
         for t in range(T):
             x.mul_(contraction[t]).addcmul_(lr[t], xi[t], value=-1.0).clamp_(-1.0, 1.0)
-        excess = 0.5 * delta * x * x
+            if average:
+                xsum.add_(x)
     else:
         for t in range(T):  # g = δ + ξ on (−1, 1]
             x.addcmul_(lr[t], delta + xi[t], value=-1.0).clamp_(-1.0, 1.0)
-        excess = delta * (x + 1.0)
+            if average:
+                xsum.add_(x)
+    if average:
+        x = xsum / T
+    excess = 0.5 * delta * x * x if family == "quadratic" else delta * (x + 1.0)
     excess = excess * (math.sqrt(T) / (DIAMETER * LIPSCHITZ))
     mean = excess.mean(-1)
     sem = excess.std(-1) / math.sqrt(S)
@@ -158,12 +179,13 @@ WINDOW_ANNEALED, WINDOW_LINEAR = (4.0, 64.0), (4.0, 16.0)
 def worst_case_experiment(seed: int, *, device=None) -> FamilyRun:
     """The chapter's worst-case run for one ``seed``: the quadratic family, every schedule of
     :data:`EXPERIMENT_SCHEDULES`, ρ ∈ :data:`EXPERIMENT_RHO`, T = 1024, 7 values of δ, 16384 paths per cell
-    (float32: Monte-Carlo error ≫ rounding), about 1 s of CPU time. 16384 paths make the fitted exponents' seed-to-seed
+    (float32: Monte-Carlo error ≫ rounding), plus the fixed stepsize's iterate average on the same noise (the
+    annealed rows' averaging control), about 1 s of CPU time. 16384 paths make the fitted exponents' seed-to-seed
     SD ≤ 0.007 (pilot), so that neighbouring degrees p = 2 and p = 3 (1/5 vs 1/7) are told apart."""
     seed = validate.integer("seed", seed, 0)
     return family_run(EXPERIMENT_SCHEDULES, torch.tensor(EXPERIMENT_RHO, dtype=torch.float64), EXPERIMENT_T,
                       deltas=default_deltas(EXPERIMENT_T, EXPERIMENT_K), n_paths=EXPERIMENT_PATHS, seed=seed,
-                      dtype=torch.float32, device=device)
+                      averaged=True, dtype=torch.float32, device=device)
 
 
 def fixed_model_exponent(window: tuple[float, float], T: int) -> float:
