@@ -259,7 +259,7 @@ def test_alpha_shift_and_depth_helpers():
 
 
 def test_controls_fail_the_rows_tests():
-    """Each reproduction's control is computed by running it and fails the row's own test; the differs row's
+    """Each reproduction's control is computed by running it and fails the row's own test; the inconclusive row's
     control-free test fails on the paper's reading (an interior optimum deeper than the bound)."""
     from theorybook.lmo_batch_scaling import verdicts
 
@@ -271,7 +271,7 @@ def test_controls_fail_the_rows_tests():
     assert len(repro) == 2 and all(len(r.controls) == 2 and all(c["why"] and c["tuned"] for c in r.controls)
                                    for r in repro)
     assert all(sum(not c["weak"] for c in r.controls) >= 1 for r in repro)
-    diff = [r for r in v.rows if r.kind == "differs"]
+    diff = [r for r in v.rows if r.kind == "inconclusive"]
     assert len(diff) == 1 and diff[0].untestable and diff[0].paper_passes is not None  # a number, put through the test
     law = verdicts.law_prediction(maps["l2"])
     assert law["depth"] > 0 and law["tau_opt"] >= 1
