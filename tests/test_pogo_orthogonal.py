@@ -398,6 +398,20 @@ def test_vadam_eta_rule_and_adaptive_row_differs():
     assert next(c for c in vd.PAPER_CLAIMS if c.headline).id == "feasible"
 
 
+def test_feasible_row_has_the_ablation_control():
+    """Sceptic review: the 'feasible' row also registers the ablation of the credited mechanism (the same POGO-SGD
+    run with λ = 1/4), which stays off the manifold and fails the row's test; the row stays 'reproduces'."""
+    from theorybook.pogo_orthogonal import verdicts as vd
+
+    v = vd.seeded_verdicts(0)
+    row = next(r for r in v.rows if r.tests == "feasible")
+    assert row.kind == "reproduces" and row.outcome == "reproduces" and len(row.controls) == 2
+    ablated = next(c for c in row.controls if "λ = 0.25" in c["label"])
+    assert not ablated["passes"] and float(ablated["measured"]) > 10 * vd.F32_LEVEL
+    landing = next(r for r in v.rows if r.tests == "landing")
+    assert landing.outcome == "reproduces" and not landing.controls[0]["passes"]
+
+
 def test_first_step_regime_and_prediction():
     from theorybook.pogo_orthogonal.verdicts import first_step, step1_prediction
 
