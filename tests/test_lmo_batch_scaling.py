@@ -272,7 +272,10 @@ def test_controls_fail_the_rows_tests():
                                    for r in repro)
     assert all(sum(not c["weak"] for c in r.controls) >= 1 for r in repro)
     diff = [r for r in v.rows if r.kind == "inconclusive"]
-    assert len(diff) == 1 and diff[0].untestable and diff[0].paper_passes is not None  # a number, put through the test
+    assert len(diff) == 1 and diff[0].paper_passes is not None  # a number, put through the test
+    # the plant (our law's N(τ)/N(1) on the measured counts) is put through the row's test; missed → inconclusive
+    assert diff[0].planted is not None and "passes" in diff[0].planted
+    assert all(a == -2 for k in ("l2", "linf") for a in verdicts.SINGLE_UNCENSORED[k][0])
     law = verdicts.law_prediction(maps["l2"])
     assert law["depth"] > 0 and law["tau_opt"] >= 1
     assert not verdicts._shift_ok(ctrl["l2"])
@@ -403,6 +406,7 @@ def test_affine_fit_of_the_bench_sample_count():
 
     a = verdicts.affine_fit(verdicts.load_ridge())
     assert a["z_max"] < a["z_threshold"] and a["T0"] > 0 and a["V"] > 0
+    assert a["z_max_interior"] > a["z_threshold"]  # the two-constant rival with an interior minimum, a/τ + b·τ
     res = _fake_ridge()
     taus = np.array(res["design"]["taus"], float)
     n = a["n"]
