@@ -210,7 +210,8 @@ def headline(maps: dict[str, HeatmapResult], seed: int, control: dict[str, Heatm
                     "slope against our own corner law is a consistency row (bench/lmo_ridge.py); the abstract's "
                     "matrix regression (Muon) is not checked. Sceptic review: an independent numpy re-implementation "
                     "(its own least-squares draw, n = 1024, d = 16, σ = 2; its own τ-nice sampler; the same grids, "
-                    "ε and budget, 8 seeds) gives α* = 1/4, 1/4, 1/2, 1, … (ℓ2) — the same rise; the bench's ℓ2 maps "
+                    "ε and budget, 8 seeds) gives α* = 1/4, 1/4, 1/2, 1, … (ℓ2) and 1/4, 1/4, 1/2, 1/2, 1/2, 1/2, 1 "
+                    "(ℓ∞) — the same rise; the bench's ℓ2 maps "
                     "(ε = 0.1, budget 2¹⁵, τ ≤ 32) pass this test on all 20 of their seeds (8 pilot, 12 evaluation) "
                     "when read on the factor-2 grid")
     depths = {k: interior_depth(maps[k]) for k in ("l2", "linf")}
