@@ -167,6 +167,10 @@ def test_seeded_verdicts_hold_for_the_chapter_seed():
     rep = [r for r in v.rows if r.kind == "reproduces"]
     assert {r.tests for r in rep} == {"pooling", "altmin-recovery", "needs-similarity"}
     assert all(r.controls and not any(c["passes"] for c in r.controls) for r in rep)
+    # sceptic review: the ablation of alternating minimisation (spectral start alone) is a control on every
+    # recovery row, and it fails there
+    rec = [r for r in rep if r.tests == "altmin-recovery"]
+    assert len(rec) == 3 and all(any("spectral start alone" in c["label"] for c in r.controls) for r in rec)
 
 
 def test_deterministic_rows_and_claims():
