@@ -96,6 +96,9 @@ def _execute_config(root: Path) -> str:
 def core_files(root: Path = ROOT) -> list[Path]:
     """The shared core: a change to any of these re-executes every chapter."""
     files = sorted((root / "src" / "theorybook").glob("*.py"))
+    # theorybook.check is a package of the shared core (every chapter's verdicts go through it)
+    check = root / "src" / "theorybook" / "check"
+    files += _files(check) if check.exists() else []
     files += _files(root / "kernels") if (root / "kernels").exists() else []
     files += [p for p in (root / "pyproject.toml", root / "scripts" / "ipython_kernel_config.py") if p.exists()]
     return files

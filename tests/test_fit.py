@@ -68,11 +68,15 @@ def test_line_fits():
 
 
 def test_no_other_caller_uses_torchs_default_driver():
-    """Every torch least squares in the package and the chapters goes through :func:`theorybook.fit.lstsq`."""
+    """Every torch least squares in the package and the chapters goes through :func:`theorybook.fit.lstsq` (numpy's
+    ``np.linalg.lstsq`` on host data is not torch's default driver and is allowed)."""
+    import re
     from pathlib import Path
+
+    torch_call = re.compile(r"(?<!np\.)(?<!numpy\.)linalg\.lstsq\(")
 
     root = Path(__file__).resolve().parents[1]
     files = [*root.glob("src/theorybook/**/*.py"), *root.glob("book/**/*.md")]
     offenders = [str(f.relative_to(root)) for f in files
-                 if f.name != "fit.py" and "linalg.lstsq(" in f.read_text(encoding="utf-8")]
+                 if f.name != "fit.py" and torch_call.search(f.read_text(encoding="utf-8"))]
     assert not offenders, f"call theorybook.fit.lstsq instead of torch.linalg.lstsq in: {offenders}"
