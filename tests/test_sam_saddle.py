@@ -495,7 +495,7 @@ def test_expanded_objective_scan_is_captured_on_the_grid():
     """The threshold row's control: GD on f + ρ‖∇f‖² (threshold 2/111) is captured at every ρ of the 4/111 grid,
     so it shows no switch there and fails the row's test."""
     s = ex.beale_expanded_threshold_scan()
-    assert s.rho.shape == (25,) and not bool(s.escaped.any()) and math.isnan(s.measured)
+    assert s.rho.shape == (25,) and not bool(s.escaped.any()) and s.measured == math.inf
 
 
 def test_slow_sgd_arm_shares_noise_and_is_slower():

@@ -405,6 +405,12 @@ def shampoo_factors(seed: int = 0, *, at: tuple[int, ...] = (10, 40, 80), eps: f
         raise TypeError(f"Invalid at: {at!r} (must be a non-empty tuple of steps ≥ 1)")
     at = tuple(validate.integer("step", t, 1, 100_000) for t in at)
     eps = validate.number("eps", eps, 0.0, math.inf)
+    iters = validate.integer("iters", iters, 1, MAX_ITERS)
+    lr = validate.number("lr", lr, 0.0, math.inf, low_open=True)
+    hidden = validate.integer("hidden", hidden, 1, 4096)
+    batch = validate.integer("batch", batch, 1, 1797)
+    holdout = validate.integer("holdout", holdout, 1, 1797 - 1)
+    block_size = validate.integer("block_size", block_size, 1)
     device = resolve_device(device)
     X, y = digits_problem(device)
     X = X[:, varying_pixels().to(device)]

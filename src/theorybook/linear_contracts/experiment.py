@@ -242,6 +242,9 @@ class NIndepStudy(NamedTuple):
 def union_factor(n: float, delta: float = DELTA, n_min: float = 2) -> float:
     """The union bound's accuracy factor over the actions, √(ln(2n/δ)/ln(2n_min/δ)): ε ∝ √(ln(2n/δ)/s), relative to
     the fewest actions — the rival's n-dependence, planted in the method's own sup-deviations (sceptic's review)."""
+    delta = number("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
+    n_min = number("n_min", n_min, 1.0, math.inf)
+    n = number("n", n, 1.0, math.inf)
     return math.sqrt(math.log(2 * n / delta) / math.log(2 * n_min / delta))
 
 

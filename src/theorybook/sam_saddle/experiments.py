@@ -237,7 +237,8 @@ def beale_expanded_threshold_scan(*, device: str | torch.device | None = None) -
     """The capture-threshold scan of :func:`beale_threshold_scan` (same 25-point ρ grid, η = 10⁻³, 2000 steps,
     start and escape test) for the rival the chapter discusses: gradient descent on the expanded SAM objective
     f + ρ‖∇f‖², whose step w − η(I + 2ρH)∇f has the drift λ(1 + 2ρλ) and would put the threshold at
-    −1/(2λ₁) = 2/111 (Hessian-vector products by central differences of the exact gradient, step 10⁻⁵·‖∇f‖)."""
+    −1/(2λ₁) = 2/111 (Hessian-vector products by central differences of the exact gradient, step 10⁻⁵·‖∇f‖).
+    ``measured`` is ``math.inf`` when there is no switch on the grid (captured, or escaping, at every ρ)."""
     dev = device_arg(device)
     rho = torch.linspace(0.030, 0.042, 25, dtype=torch.float64, device=dev).reshape(-1, 1)
     d = torch.tensor([0.0, 1.0], dtype=torch.float64, device=dev)
@@ -253,7 +254,7 @@ def beale_expanded_threshold_scan(*, device: str | torch.device | None = None) -
     escaped = ((w - d) * u).sum(-1).abs() > p0
     r = rho[:, 0]
     if bool(escaped.all()) or not bool(escaped.any()):
-        measured = math.nan
+        measured = math.inf  # no switch on the grid
     else:
         measured = 0.5 * (float(r[escaped].max()) + float(r[~escaped].min()))
     return ThresholdScan(r, escaped, measured, float(r[1] - r[0]))

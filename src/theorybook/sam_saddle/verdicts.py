@@ -323,7 +323,7 @@ def headline(r: Mapping[str, Any], *, seed: int, run: StochasticRun | None = Non
     v.close("Beale: measured capture threshold of unnormalised SAM vs Theorem 1's −1/λ₁ = 4/111", scan.measured,
             4 / 111, atol=scan.spacing, kind="reproduces", source="secondary", tests="thm1",
             control=Control("GD on the expanded SAM objective f + ρ‖∇f‖² (drift λ(1+2ρλ)): same scan", ctrl.measured,
-                            "no switch on the grid: captured at every ρ" if math.isnan(ctrl.measured)
+                            "no switch on the grid: captured at every ρ" if not math.isfinite(ctrl.measured)
                             else f"{ctrl.measured:.5f}",
                             why="the rival drift the chapter discusses (the first-order expansion of the SAM "
                                 "objective; it would put the threshold at −1/(2λ₁) = 2/111)",
