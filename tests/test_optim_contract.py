@@ -376,3 +376,86 @@ def test_optim_exports_defaults_and_paper_settings():
     model = Toy(torch.float32, "cpu")
     opt = DASH(model.parameters(), **DASH_PAPER_SETTINGS["ndb"])
     _train(model, opt, 2)
+
+
+# ------------------------------------------------------------------ issue 60 D1: a refused step changes nothing
+def _snapshot(opt: torch.optim.Optimizer) -> tuple[list[torch.Tensor], list[tuple]]:
+    params = [p.detach().clone() for g in opt.param_groups for p in g["params"]]
+    state = [(id(p), k, v.clone() if isinstance(v, torch.Tensor) else v)
+             for p, st in opt.state.items() for k, v in sorted(st.items())]
+    return params, state
+
+
+def _identical(a, b) -> bool:
+    (pa, sa), (pb, sb) = a, b
+    if len(pa) != len(pb) or len(sa) != len(sb):
+        return False
+    same_p = all(x.dtype == y.dtype and torch.equal(x, y) for x, y in zip(pa, pb, strict=True))
+    same_s = all(ia == ib and ka == kb and (torch.equal(va, vb) if isinstance(va, torch.Tensor) else va == vb)
+                 for (ia, ka, va), (ib, kb, vb) in zip(sa, sb, strict=True))
+    return same_p and same_s
+
+
+def _two_groups(spec: OptimSpec, model: Toy, extra: list[torch.nn.Parameter]) -> torch.optim.Optimizer:
+    """The spec's optimizer with a second (or third) group whose *last* parameter is the one to refuse; the
+    refusing group comes after groups that would step."""
+    opt = spec.make(model)
+    group = {"params": extra}
+    if isinstance(opt, POGO):
+        group["orthogonal"] = False
+    opt.add_param_group(group)
+    return opt
+
+
+@pytest.mark.parametrize("spec", OPTIMIZERS, ids=IDS)
+@pytest.mark.parametrize("kind", ["sparse", "complex", "complex-grad", "grad-shape"])
+def test_refused_step_is_atomic_across_param_groups(spec, kind):
+    """A refused step leaves every parameter and every state tensor bit-identical (issue 60 D1: DASH used to raise
+    inside its per-group loop, after stepping earlier groups and earlier parameters' statistics)."""
+    model = Toy(torch.float32, "cpu")
+    lin = torch.nn.Linear(4, 3)
+    emb = torch.nn.Embedding(10, 4, sparse=(kind == "sparse"))
+    opt = _two_groups(spec, model, [*lin.parameters(), emb.weight])
+    _train(model, opt, 2)  # state exists for the first group(s)
+    opt.zero_grad()
+    (model.loss() + lin(emb(torch.tensor([1, 2]))).sum()).backward()
+    if kind == "complex":  # a parameter made complex after construction (add_param_group refuses complex ones)
+        emb.weight.data = emb.weight.data.to(torch.complex64)
+        emb.weight.grad = torch.ones_like(emb.weight.data)
+    elif kind == "complex-grad":
+        emb.weight.data = emb.weight.data.to(torch.complex64)
+        emb.weight.grad = torch.ones(10, 4, dtype=torch.complex64)
+    elif kind == "grad-shape":  # a gradient left from before the parameter was resized
+        old = emb.weight.data
+        emb.weight.data = torch.zeros(11, 4)
+        emb.weight.grad = torch.ones(11, 4)
+        emb.weight.data = old
+    before = _snapshot(opt)
+    expected = {"sparse": (RuntimeError, "sparse"), "complex": (TypeError, "complex"),
+                "complex-grad": (TypeError, "complex"), "grad-shape": (RuntimeError, "shape")}[kind]
+    with pytest.raises(expected[0], match=expected[1]):
+        opt.step()
+    assert _identical(before, _snapshot(opt)), f"{spec.name}: a refused step ({kind}) changed a parameter or state"
+    assert model.W.grad is not None  # and the step still works once the offender is removed
+    emb.weight.grad = None
+    opt.step()
+    assert not _identical(before, _snapshot(opt))
+
+
+def test_dash_unsupported_solver_dtype_is_refused_atomically():
+    """A root solver not implemented in the statistics' dtype (EVD in bfloat16) raises before anything changes, also
+    when the parameter that needs it is in the second group and the first group's parameters are already stepping."""
+    model = Toy(torch.float32, "cpu")
+    w16 = torch.nn.Parameter(torch.randn(4, 4).to(torch.bfloat16))
+    opt = DASH([{"params": list(model.parameters())},
+                {"params": [w16], "preconditioner_dtype": torch.bfloat16}], lr=1e-2, block_size=4)
+    w16.grad = None
+    _train(model, opt, 2)
+    opt.zero_grad()
+    model.loss().backward()
+    w16.grad = torch.ones_like(w16)
+    before = _snapshot(opt)
+    with pytest.raises(RuntimeError) as err:
+        opt.step()
+    assert not isinstance(err.value, torch.linalg.LinAlgError)
+    assert _identical(before, _snapshot(opt))

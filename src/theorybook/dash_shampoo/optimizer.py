@@ -197,7 +197,10 @@ class Shampoo(KeepStateDtypes, torch.optim.Optimizer):
     ``"chebyshev"``; :data:`PAPER_SETTINGS`).
 
     Every hyperparameter is validated, also in param groups added later (:meth:`add_param_group`); complex and
-    non-floating parameters are refused. :attr:`root_failures` is the number of factor roots rejected so far
+    non-floating parameters are refused. **Refusals are atomic**: a step that is refused (a sparse or complex gradient,
+    a parameter made complex or non-floating after construction, a gradient or saved state of the wrong shape, a root
+    solver not implemented in the statistics' dtype) raises before any parameter or state tensor of any group changes
+    — a pre-pass checks every group first. :attr:`root_failures` is the number of factor roots rejected so far
     (non-finite or ``LinAlgError``); the first one warns.
     """
 
@@ -345,14 +348,13 @@ class Shampoo(KeepStateDtypes, torch.optim.Optimizer):
         if closure is not None:
             with torch.enable_grad():
                 loss = closure()
+        self._check_step()  # every refusal before any parameter or state tensor of any group changes
         for group in self.param_groups:
             b_G, b_LR, b_g = group["betas"]
             start, freq = group["start_preconditioning_step"], group["inv_root_freq"]
             params = [p for p in group["params"] if p.grad is not None and p.numel() > 0]
             due = []
             for p in params:
-                if p.grad.is_sparse:
-                    raise RuntimeError("Shampoo does not support sparse gradients")
                 st = self.state[p] if self.state[p] else self._init_state(p, group)
                 st["step"] += 1
                 g = p.grad.to(st["momentum"].dtype)
@@ -372,6 +374,50 @@ class Shampoo(KeepStateDtypes, torch.optim.Optimizer):
             for p in params:
                 self._apply(p, group, b_G, b_g)
         return loss
+
+    def _check_step(self) -> None:
+        """The pre-pass that makes a refused step atomic: every parameter of every group that would be stepped is
+        checked (sparse or complex gradient, complex or non-floating parameter, a gradient or saved state whose shape
+        is not the parameter's, a root solver that cannot run in the statistics' dtype) before anything changes."""
+        for gi, group in enumerate(self.param_groups):
+            for i, p in enumerate(group["params"]):
+                g = p.grad
+                if g is None or p.numel() == 0:
+                    continue
+                where = f"param_groups[{gi}]['params'][{i}]"
+                if g.is_sparse:
+                    raise RuntimeError(f"Shampoo does not support sparse gradients ({where}); no parameter or "
+                                       "state was changed")
+                if p.is_complex() or g.is_complex():
+                    raise TypeError(f"Invalid {where}: dtype {p.dtype}, gradient {g.dtype} — Shampoo does not "
+                                    "support complex parameters (its GGᵀ statistics would need conjugation); no "
+                                    "parameter or state was changed")
+                if not p.is_floating_point():
+                    raise TypeError(f"Invalid {where}: dtype {p.dtype} (must be a floating-point tensor); no "
+                                    "parameter or state was changed")
+                if g.shape != p.shape:
+                    raise RuntimeError(f"Invalid {where}: gradient shape {tuple(g.shape)} ≠ parameter shape "
+                                       f"{tuple(p.shape)}; no parameter or state was changed")
+                st = self.state.get(p)
+                if st and "momentum" in st and st["momentum"].shape != p.shape:
+                    raise RuntimeError(f"Invalid {where}: shape {tuple(p.shape)} but its saved state has shape "
+                                       f"{tuple(st['momentum'].shape)}; no parameter or state was changed")
+                if p.ndim >= 2:
+                    self._probe_solver(group, self._stat_dtype(p, group), p.device)
+
+    def _probe_solver(self, group: dict, dtype: torch.dtype, device: torch.device) -> None:
+        """Run the group's root solver once on a 2 × 2 identity in the statistics' dtype (cached), so that a solver
+        that is not implemented there (e.g. EVD in bfloat16) raises before the step changes anything."""
+        key = (group["method"], group["iters"], group["scaling"], group["degree"], dtype, str(device))
+        probed = self.__dict__.setdefault("_probed", set())
+        if key in probed:
+            return
+        eye = torch.eye(2, dtype=dtype, device=device)[None]
+        try:
+            solve_unchecked(eye, 4, group["method"], group["iters"], group["scaling"], group["eps"], group["degree"])
+        except torch.linalg.LinAlgError:
+            pass  # numerical: handled per root in the step
+        probed.add(key)
 
     def _apply(self, p: torch.Tensor, group: dict, b_G: float, b_g: float) -> None:
         st = self.state[p]

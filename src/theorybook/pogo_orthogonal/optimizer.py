@@ -151,7 +151,9 @@ class POGO(KeepStateDtypes, torch.optim.Optimizer):
     float32 statistics (and VectorAdam's ε does not underflow), a float64 model stays in float64; the result is cast
     back. The quartic λ is computed in float64 and clipped to [0, 1]. Complex and non-floating parameters are refused.
 
-    **Refusals are atomic.** Sparse gradients are refused before any parameter of any group is updated.
+    **Refusals are atomic.** A step that is refused (a sparse or complex gradient, a complex or non-floating
+    parameter, a gradient or buffer of the wrong shape) raises before any parameter or state tensor of any group
+    changes: a pre-pass checks every group first (``tests/test_optim_contract.py``).
 
     **Distributed.** ``distributed=True`` with ``torch.distributed`` initialised (e.g. under DDP: every rank holds the
     same averaged gradient): the base direction is formed on every rank (so the state stays identical everywhere),
@@ -206,10 +208,7 @@ class POGO(KeepStateDtypes, torch.optim.Optimizer):
         if closure is not None:
             with torch.enable_grad():
                 loss = closure()
-        for group in self.param_groups:  # every refusal before any update
-            for X in group["params"]:
-                if X.grad is not None and X.grad.is_sparse:
-                    raise RuntimeError("POGO does not support sparse gradients (no parameter was updated)")
+        self._check_step()  # every refusal before any parameter or state tensor of any group changes
         checks: list[tuple[torch.Tensor, dict, torch.Tensor, torch.Tensor]] = []
         for group in self.param_groups:
             for X in group["params"]:
@@ -223,6 +222,35 @@ class POGO(KeepStateDtypes, torch.optim.Optimizer):
         if checks:
             self._guard(checks)
         return loss
+
+    def _check_step(self) -> None:
+        """The pre-pass that makes a refused step atomic: every parameter with a gradient, in every group, is checked
+        (sparse or complex gradient, complex or non-floating parameter, a gradient or saved buffer whose shape is not
+        the parameter's, an orthogonal parameter that is no longer a matrix stack) before anything changes."""
+        for gi, group in enumerate(self.param_groups):
+            for i, X in enumerate(group["params"]):
+                G = X.grad
+                if G is None:
+                    continue
+                where = f"param_groups[{gi}]['params'][{i}]"
+                if G.is_sparse:
+                    raise RuntimeError(f"POGO does not support sparse gradients ({where}); no parameter or state "
+                                       "was changed")
+                if X.is_complex() or G.is_complex() or not X.is_floating_point():
+                    raise TypeError(f"Invalid {where}: dtype {X.dtype}, gradient {G.dtype} — POGO takes real "
+                                    "floating-point parameters (complex Stiefel/unitary constraints are not "
+                                    "implemented); no parameter or state was changed")
+                if G.shape != X.shape:
+                    raise RuntimeError(f"Invalid {where}: gradient shape {tuple(G.shape)} ≠ parameter shape "
+                                       f"{tuple(X.shape)}; no parameter or state was changed")
+                st = self.state.get(X, {})
+                for k in ("momentum_buffer", "exp_avg"):
+                    if k in st and st[k].shape != X.shape:
+                        raise RuntimeError(f"Invalid {where}: shape {tuple(X.shape)} but its saved {k} has shape "
+                                           f"{tuple(st[k].shape)}; no parameter or state was changed")
+                if group["orthogonal"] and (X.ndim < 2 or min(X.shape[-2:]) < 1):
+                    raise RuntimeError(f"Invalid {where}: shape {tuple(X.shape)} in an orthogonal group (must be "
+                                       "a matrix stack); no parameter or state was changed")
 
     def _guard(self, checks: list[tuple[torch.Tensor, dict, torch.Tensor, torch.Tensor]]) -> None:
         vals = torch.stack([torch.stack([d.float(), s.float()]) for _, _, d, s in checks]).cpu()  # one sync
