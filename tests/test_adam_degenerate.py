@@ -710,3 +710,25 @@ def test_phase_diagram_k6_tells_eq8_from_the_k_free_law():
     pd = phase_diagram(k=6, n=12, steps=30_000)
     assert pd.agreement > boundary_agreement(pd, 1.0) + 0.03
     assert pd.agreement == pytest.approx(boundary_agreement(pd, 0.75))
+
+
+def test_regime_two_spike_row_scans_the_regime_and_catches_its_plant():
+    """The spike row counts the signature over β₂ = 0.875, 0.885, 0.895 (1 of 3 here: a difference); the paper's
+    depth planted in each run's own descent is counted at all three (caught)."""
+    from theorybook.adam_degenerate.verdicts import spike_count, spike_plant
+
+    scan = {}
+    for b2 in (0.875, 0.885, 0.895):
+        loss = adam_path(4, 0.9, b2, 1e-3, 30_000).loss
+        loss = loss[np.isfinite(loss)]
+        scan[b2] = (float(loss.min()), float(loss[-1]))
+    assert spike_count(scan) == 1  # only at the paper's setting
+    planted = spike_plant(scan, 0.25)
+    assert spike_count(planted) == 3
+    assert planted[0.895] == pytest.approx(scan[0.895])  # the paper's own point is left as measured
+    for b2 in (0.875, 0.885):
+        assert planted[b2][0] == pytest.approx(scan[0.895][0], rel=1e-9)
+    with pytest.raises(ValueError):
+        spike_plant({0.875: scan[0.875]}, 0.25)
+    with pytest.raises(ValueError):
+        spike_count({})

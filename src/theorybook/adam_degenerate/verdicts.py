@@ -21,6 +21,7 @@ controls, the k = 6 diagram and the regime scans; three rows became 'holds, not 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from fractions import Fraction
 from typing import Any
@@ -40,7 +41,7 @@ from .theory import (
 )
 
 __all__ = ["PAPER_CLAIMS", "HEADLINE_KEYS", "spiral_rows", "fixed_point_rows", "deterministic_verdicts",
-           "momentum_rows", "mixed_rows", "headline"]
+           "momentum_rows", "mixed_rows", "headline", "spike_count", "spike_plant"]
 
 PAPER_CLAIMS: tuple[PaperClaim, ...] = (
     PaperClaim("linear", "Adam with a constant step converges linearly on the highly degenerate polynomials "
@@ -209,6 +210,38 @@ def mixed_rows(race: MixedRace) -> Verdicts:
     return v
 
 
+def _spikes(mn: float, fin: float) -> bool:
+    return bool(mn <= 1e-100 and fin >= 1e10 * mn)
+
+
+def spike_count(scan: Mapping[float, tuple[float, float]]) -> int:
+    """How many regime-II runs show the spike signature: min L ≤ 1e−100, then final L ≥ 1e10 · min L.
+
+    ``scan`` maps β₂ to the run's (min L, final L)."""
+    if not isinstance(scan, Mapping) or not scan:
+        raise ValueError(f"Invalid scan: {scan!r} (must be a non-empty mapping β₂ → (min L, final L))")
+    return sum(_spikes(float(mn), float(fin)) for mn, fin in scan.values())
+
+
+def spike_plant(scan: Mapping[float, tuple[float, float]], loss0: float, paper_beta2: float = 0.895
+                ) -> dict[float, tuple[float, float]]:
+    """The paper's regime-II spike planted in each scanned run: the run's log-loss below ``loss0`` stretched by
+    s = ln(min_paper/L₀)/ln(min/L₀) so that its minimum equals the run at ``paper_beta2``'s (the paper's setting).
+
+    Returns β₂ → (planted min L, planted final L); the stretch also multiplies the run's rise (in decades) by s."""
+    if not isinstance(scan, Mapping) or paper_beta2 not in scan:
+        raise ValueError(f"Invalid scan: {scan!r} (must map β₂ → (min L, final L) and contain {paper_beta2})")
+    l0 = float(loss0)
+    if not (math.isfinite(l0) and l0 > 0):
+        raise ValueError(f"Invalid loss0: {loss0!r} (must be finite and > 0)")
+    target = math.log(float(scan[paper_beta2][0]) / l0)
+    out = {}
+    for b2, (mn, fin) in scan.items():
+        s = max(1.0, target / math.log(float(mn) / l0))
+        out[b2] = (l0 * math.exp(s * math.log(float(mn) / l0)), l0 * math.exp(s * math.log(float(fin) / l0)))
+    return out
+
+
 def headline(r: Mapping[str, Any], *, display: bool = True) -> Verdicts:
     """The chapter's verdict table from its results ``r`` (a mapping with the keys of :data:`HEADLINE_KEYS`)."""
     if not isinstance(r, Mapping):
@@ -330,22 +363,33 @@ def headline(r: Mapping[str, Any], *, display: bool = True) -> Verdicts:
                  "lies ~90 decades from both",
            note="stable linear convergence down to the floor")
 
-    def spike(j: int) -> bool:
-        return bool(L[:, j].min() <= 1e-100 and L[-1, j] >= 1e10 * L[:, j].min())
-
-    v.true("regime II (β₂ = 0.895): min L ≤ 1e−100 and final L ≥ 1e10 · min L (spike)", spike(1),
-           kind="reproduces", source="secondary", tests="thm6.1", measured=f"{L[:, 1].min():.1e} → {L[-1, 1]:.1e}",
-           control=[Control("regime I run", spike(0), f"{L[:, 0].min():.1e} → {L[-1, 0]:.1e}",
-                            why="the stable side of Eq. 8's boundary, 0.015 away in β₂", tuned=same),
-                    Control("regime III run", spike(2), f"{L[:, 2].min():.1e} → {L[-1, 2]:.1e}",
-                            why="the oscillating regime also rises from low losses", tuned=same)],
-           scan=Scan("β₂ at β₁ = 0.9 (regime II: 0.869 < β₂ < 0.9)", tuple(r["spike_scan"]),
-                     tuple(f"{mn:.1e} → {fin:.1e} ({'spike' if ok else 'no'})"
-                           for mn, fin, ok in r["spike_scan"].values())),
-           note="a spike = ≥ 10 decades back up after a minimum below 1e-100. Scanned along β₁ = 0.9, the rise "
-                "follows at every regime-II point, but the minimum reaches 1e-100 only next to Eq. 8's boundary "
-                "(β₂ = 0.895); nearer the existence boundary it is as shallow as regime III's, so this test tells II "
-                "from III only at the paper's own regime-II setting (the Rₜ row separates them)")
+    # ---- differs: regime II's spike, scanned over the regime (the sceptic's review fixed the three β₂ first)
+    sc = {float(b): (float(mn), float(fin)) for b, (mn, fin, *_) in r["spike_scan"].items()}
+    n_spike = spike_count(sc)
+    planted_scan = spike_plant(sc, L[0, 1])
+    v.less("regime II along β₁ = 0.9 (β₂ = 0.875, 0.885, 0.895): number of points with the spike signature "
+           "(min L ≤ 1e−100, then final L ≥ 1e10 · min L)", n_spike, len(sc) - 1, kind="differs",
+           source="secondary", tests="thm6.1", paper=len(sc),
+           paper_shown=f"{len(sc)} of {len(sc)} (Theorem 6.1: every regime-II point converges fast, then spikes)",
+           shown=f"{n_spike} of {len(sc)}",
+           planted=Planted("the method's own regime-II runs, each with its log-loss descent below L₀ stretched so "
+                           "that its minimum is the paper's-setting depth (β₂ = 0.895's)", spike_count(planted_scan),
+                           shown=f"{spike_count(planted_scan)} of {len(sc)}",
+                           effect="the paper's regime-II effect at its size — fast convergence as deep as at the "
+                                  "paper's own regime-II setting β₂ = 0.895, then the run's own rise (stretched "
+                                  "alike) — in each scanned run of the method"),
+           basis="paper: the notes' regime-II signature at β₂ = 0.895 ('first drives the loss extremely low, then "
+                 "spikes; many orders of magnitude above the minimum'); the thresholds 1e-100 and 10 decades were "
+                 "fixed by issue 44 at that point (~90 decades from the float floor 1e-202 and from L(η/2) = "
+                 "1.6e-14), and the three β₂ by the sceptic's review before the rows read them",
+           scan=Scan("β₂ at β₁ = 0.9 (regime II: 0.869 < β₂ < 0.9)", tuple(sc),
+                     tuple(f"{mn:.1e} → {fin:.1e}" for mn, fin in sc.values()),
+                     effect=tuple(_spikes(mn, fin) for mn, fin in sc.values())),
+           note="the rise of ≥ 10 decades follows at every regime-II point, but the fast convergence before it "
+                f"reaches 1e-100 only next to Eq. 8's boundary (β₂ = 0.895, min {sc[0.895][0]:.0e}); at 0.885 and "
+                f"0.875 the minimum is {sc[0.885][0]:.0e} and {sc[0.875][0]:.0e}, no deeper than regime III's "
+                f"({L[:, 2].min():.0e}). The regime I and III runs have no spike by the same test "
+                f"({L[:, 0].min():.0e} → {L[-1, 0]:.0e}; {L[:, 2].min():.0e} → {L[-1, 2]:.0e})")
     amp = r["amp3"]
     v.between("regime III (β₂ = 0.8): SignGD level index j = log₂(η / max |xₜ|) over the last 6k steps (L(η/2ʲ))",
               amp, 1.5, 2.5, kind="differs", source="secondary", tests="thm6.1", paper=1.0,
