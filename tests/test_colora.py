@@ -171,6 +171,23 @@ def test_seeded_verdicts_hold_for_the_chapter_seed():
     # recovery row, and it fails there
     rec = [r for r in rep if r.tests == "altmin-recovery"]
     assert len(rec) == 3 and all(any("spectral start alone" in c["label"] for c in r.controls) for r in rec)
+    # issue 57: the needs-similarity row scans τ over a decade around 0.3 (fixed before measuring)
+    (sim,) = [r for r in rep if r.tests == "needs-similarity"]
+    assert "τ scanned over {0.1, 0.3, 1}" in sim.claim and all(f"τ = {t:g}:" in sim.note for t in (0.1, 0.3, 1))
+
+
+def test_tau_scan_statistic_is_the_worst_ratio_over_the_scan():
+    from theorybook.colora.experiment import METHODS
+    from theorybook.colora.verdicts import SCAN_TAUS, _scan_ratios, sampled_results
+
+    res = sampled_results(CHAPTER_SEEDS[0])
+    assert res.scan.taus == SCAN_TAUS == (0.1, 0.3, 1.0)
+    ci, ii = METHODS.index("colora"), METHODS.index("independent")
+    # independent: the τ = 0.3 entry of the scan is the chapter study's τ = 0.3 cell (same replicates' draws)
+    t3 = res.study.taus.index(0.3)
+    c128 = res.study.ns.index(128)
+    want = float((res.study.errors[t3, ii, c128] / res.study.errors[t3, ci, c128]).max())
+    assert abs(_scan_ratios(res)[1] - want) <= 1e-12 * max(1.0, want)
 
 
 def test_deterministic_rows_and_claims():
@@ -310,7 +327,8 @@ def test_pilot_numbers_quoted_in_the_rows_match_the_committed_pilot():
         assert PILOT["ratio_indep_min"][n] <= sm[f"ratio_indep_{n}"]["min"]
     assert close(PILOT["rate_max"], js["rate"]["median_of_3_max"])
     assert PILOT["rate_slow"] == js["rate"]["slow_draws_ge_0.95"]
-    assert close(PILOT["sim_ratio_max"], sm["sim"]["max"]) and close(PILOT["sim_ctrl_min"], sm["sim_ctrl"]["min"])
+    scan = json.loads((Path(__file__).parents[1] / "bench" / "results" / "colora_tau_scan.json").read_text())
+    assert close(PILOT["scan_max"], scan["scan_max"]) and close(PILOT["scan_ctrl_min"], scan["ctrl_min"])
     assert close(PILOT["e24_shared_min"], sm["e24_shared"]["min"])
 
 
