@@ -38,10 +38,10 @@ from .experiment import (
     CHAPTER_COEFFS,
     CHAPTER_SEEDS,
     DEGREE,
+    FLIP_REPS,
     N_FOCK,
     REPS,
     SPAM_FLIP,
-    FLIP_REPS,
     SPAM_FLIPS,
     SPAM_OFFSET,
     SPAM_OFFSETS,
@@ -278,8 +278,9 @@ def seeded_verdicts(seed: int, *, studies: tuple[ScalingStudy, AuditStudy, SpamS
 
 def spam_ratios(study: SpamStudy) -> tuple[np.ndarray, np.ndarray]:
     """The SPAM rows' statistics: each estimator's RMSE of C (rows RPE, Ramsey atan2, Ramsey arccos, RPE's schedule
-    read by arccos, RPE with uniform shots) divided by the row's bound — ``ε/2^J + 3·CRB`` at each offset of :data:`SPAM_OFFSETS`, and
-    ``3·CRB/(1 − 2δ)`` at each flip of :data:`SPAM_FLIPS` (J = 12). Returns ``(offsets (5, 3), flips (5, 3))``."""
+    read by arccos, RPE with uniform shots) divided by the row's bound — ``ε/2^J + 3·CRB`` at each offset of
+    :data:`SPAM_OFFSETS`, and ``3·CRB/(1 − 2δ)`` at each flip of :data:`SPAM_FLIPS` (J = 12). Returns
+    ``(offsets (5, 3), flips (5, 3))``."""
     if not isinstance(study, SpamStudy):
         raise TypeError(f"Invalid study: {type(study).__name__} (must be a SpamStudy)")
     missing = [x for x in SPAM_OFFSETS if x not in list(study.offsets)] + [
@@ -431,7 +432,8 @@ def _seeded_rows(sc: ScalingStudy, au: AuditStudy, sp_: SpamStudy) -> Verdicts:
                  f"{P['flip_rpe_max']}, the arccos schedule's ≥ {P['flip_sched_min']}, Ramsey's ≥ "
                  f"{P['flip_ramsey_min']}, uniform shots' ≥ {P['flip_uniform_min']} — at {FLIP_REPS} replicates per "
                  "flip, fixed on the pilot because at 64 the uniform-shot control's one branch error was a coin flip "
-                 "(it passed on 15 of 40 pilot seeds, median worst ratio 9.0). The scan stops at δ = 0.15, fixed at 64 replicates where RPE's own "
+                 "(it passed on 15 of 40 pilot seeds, median worst ratio 9.0). The scan stops at δ = 0.15, fixed at "
+                 "64 replicates where RPE's own "
                  "branch decisions began to fail at δ = 0.2 (1 of 40 pilot seeds); at 512 RPE stays below the bound "
                  f"there on {40 - P['flip_rpe_02_above']} of 40 (worst 0.94) — the scan was not widened",
            note=f"ratios per δ: RPE {show(rf[0])}; arccos schedule {show(rf[3])}; Ramsey {show(rf[1])}; uniform shots "
