@@ -408,3 +408,23 @@ def test_convex_row_is_not_specific_one_anchored_acsa_run_passes():
     assert row.holds and row.outcome == "not_specific" and len(row.controls) == 2
     passes = [(c["label"].startswith("one AC-SA run"), c["passes"]) for c in row.controls]
     assert passes == [(True, True), (False, False)]
+
+
+def test_pool_scan_fresh_fields_leave_out_the_chapters_pool():
+    """bench/results/grasp_pool_scan.json: what the book calls "fresh draws" (pool seeds 1–10) excludes the
+    chapter's own pool POOL_SEED, and the summary's fresh counts, maxima and tuned-offset range are those of the
+    fresh pools alone."""
+    import json
+    import pathlib
+
+    from theorybook.grasp import POOL_SEED
+
+    scan = json.loads((pathlib.Path(__file__).parents[1] / "bench/results/grasp_pool_scan.json").read_text())
+    fresh = [p for p in scan["pools"] if p["pool_seed"] != POOL_SEED]
+    assert scan["chapter_pool_seed"] == POOL_SEED and POOL_SEED not in scan["fresh_pool_seeds"]
+    assert [p["pool_seed"] for p in fresh] == scan["fresh_pool_seeds"] and len(fresh) == len(scan["pools"]) - 1
+    for name, s in scan["summary"].items():
+        assert s["fresh_max"] == max(p["worst_ratio"][name] for p in fresh)
+        assert s["fresh_passes"] == sum(p["worst_ratio"][name] <= scan["log2T"] for p in fresh)
+    offs = [o for p in fresh for o in p["tuned_offset"]]
+    assert scan["fresh_tuned_offset_range"] == [min(offs), max(offs)]
