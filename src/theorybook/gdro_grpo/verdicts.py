@@ -21,8 +21,11 @@ from ..check import Control, PaperClaim, Planted, Scan, Verdicts, z_threshold
 from ..validate import integer
 from . import theory
 from .experiment import (
+    BETA_SCAN,
+    BINS_SCAN,
     ETA_Q_MID,
     ETA_Q_STAR,
+    ETA_SCAN,
     KAPPA_MID,
     LR_MID,
     LR_STAR,
@@ -78,7 +81,11 @@ PAPER_CLAIMS: tuple[PaperClaim, ...] = (
     PaperClaim("hardtail", "Prompt-GDRO raises worst-group accuracy over GRPO by upweighting persistently hard groups "
                "(toy study on MATH: worst-group pass@1 33.92 % for GRPO, 39.6 % for EMA-debiased GDRO)",
                where="§5 (toy study on MATH)"),
-    PaperClaim("sensitivity", "GDRO shows low sensitivity to several key hyperparameters", regime="η_q"),
+    PaperClaim("sensitivity", "GDRO shows low sensitivity to several key hyperparameters",
+               regime="three of them, one at a time at lr 0.3, the others at their defaults: the adversary's step "
+                      f"η_q ∈ {{{', '.join(f'{x:g}' for x in ETA_SCAN)}}}, the EMA β ∈ "
+                      f"{{{', '.join(f'{x:g}' for x in BETA_SCAN)}}}, the number of bins ∈ "
+                      f"{{{', '.join(f'{x:d}' for x in BINS_SCAN)}}}"),
     PaperClaim("curriculum", "the adversary over online difficulty bins acts as an emergent curriculum: weight leads "
                "the data (Δµ = µ_weight − µ_data positive early, then decays)", where="§5, Fig. 1"),
     PaperClaim("wse", "Rollout-GDRO lowers the weighted SE proxy by 37.1 % / 22.6 % / 33.4 % at equal budget",
