@@ -517,6 +517,9 @@ def test_paper_claims_are_declared_and_tested():
     ids = {c.id for c in vd.PAPER_CLAIMS}
     tested = {c.id for c in vd.PAPER_CLAIMS if not c.quoted_only}
     assert tested == {"solvers", "scaling", "ndb_best"} and "speedup" in ids
+    # the Chebyshev half of the abstract's solver claim is quoted with its reason (no pass mark of the paper's)
+    cheb = next(c for c in vd.PAPER_CLAIMS if c.id == "chebyshev")
+    assert cheb.quoted_only and cheb.reason_class == "paper text unread" and "Clenshaw" in cheb.text
     assert headline_claim(vd.PAPER_CLAIMS)["id"] == "ndb_best"
 
 
