@@ -35,7 +35,8 @@ from .theory import derive_correction_error, derive_quartic_coefficients, derive
 
 __all__ = ["CHAPTER_SEEDS", "MATCHED", "PAPER_CLAIMS", "PROCRUSTES", "chapter_verdicts", "deterministic_verdicts",
            "VADAM_TUNING", "eta4_law", "matched_gap_infeasibility", "vadam_recorrected",
-           "first_step", "procrustes_runs", "seeded_verdicts", "step1_prediction"]
+           "first_step", "procrustes_runs", "seeded_verdicts", "step1_prediction", "GAP_BOUND", "LANDING_GRID",
+           "LANDING_TUNED", "score", "sgd_recorrected"]
 
 #: The seed(s) the chapter itself uses (the seed-robustness test draws unseen ones).
 CHAPTER_SEEDS = (0,)
