@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from theorybook.sam_saddle import (
+    BEALE_MINIMUM,
     BEALE_SADDLE,
     ascent_flip_share,
     attractor_threshold,
@@ -520,3 +521,21 @@ def test_random_ascent_ablation_fails_the_comparative_rows():
     abl = [c for r in rows for c in r.controls if c["label"].startswith("SAM with its ascent along a random")]
     assert len(abl) == 2 and not any(c["passes"] for c in abl)
     assert all(float(c["measured"]) < 3.0 for c in abl)
+
+
+def test_case3_control_near_the_minimum_fails_both_case3_tests():
+    """The Case III control (SAM with the stuck runs' ρ = 0.5, 1, official step and 10⁵ steps, started within the
+    official stop radius of the minimum): its cosine does not swing below −0.9 and above 0.9, and its ascent flips
+    on fewer than half the steps of the second half — both Case III rows' tests fail on it."""
+    start = ex.BEALE_NEAR_MIN_START
+    assert math.isclose(math.dist(start, BEALE_MINIMUM), ex.BEALE_STOP_RADIUS, rel_tol=1e-12)
+    ray = [(a - m) / (s - m) for a, m, s in zip(start, BEALE_MINIMUM, ex.BEALE_START, strict=True)]
+    assert math.isclose(ray[0], ray[1], rel_tol=1e-12) and ray[0] > 0  # on the ray to the official start
+    tr = ex.beale_near_minimum_run()
+    half = tr.cos.shape[0] // 2
+    late = tr.cos[half:]
+    assert tr.cos.shape == (ex.BEALE_STEPS, 2)
+    swing = (late.min(0).values < -0.9) & (late.max(0).values > 0.9)
+    assert not bool(swing.any()), (late.min(0).values, late.max(0).values)
+    assert float(ascent_flip_share(tr, half).max()) < 0.5
+    assert float(tr.distance(BEALE_MINIMUM)[-1].max()) < ex.BEALE_STOP_RADIUS  # it stays by the minimum
