@@ -389,6 +389,83 @@ def test_pdf_of_the_book(built_book):
     assert pages >= 40, f"the PDF has {pages} pages"
 
 
+def test_pdf_navigates_like_a_book(built_book):
+    """The PDF is read as a book (issue 59): a bookmark outline parts → chapters → sections, contents with the page
+    numbers the chapters really start on, no link to the build machine's files, every internal link landing on a
+    page of the PDF, and well under 600 pages (hidden code, row details and UI chrome are not printed; the ledger's
+    rows are one line each). Opened with a real PDF library (pypdf)."""
+    import sys
+
+    from pypdf import PdfReader
+
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import make_pdf
+
+    pdf = HTML / make_pdf.PDF
+    _need(pdf.is_file(), f"the PDF of the book at {pdf} (make book prints it with Chromium)")
+    reader = PdfReader(str(pdf))
+    n_pages = len(reader.pages)
+    assert n_pages < 600, f"the PDF has {n_pages} pages (a book well under 600 was asked for)"
+
+    # the outline: the parts at the top, each chapter under its part, sections under the chapters
+    outline = reader.outline
+    top = [o for o in outline if not isinstance(o, list)]
+    parts = [c for _, _, c in make_pdf.toc_pages() if c]
+    part_titles = list(dict.fromkeys(parts))
+    def norm(t: str) -> str:  # an outline title is the heading's text nodes, without the spaces of line breaks
+        return re.sub(r"\s+", "", t)
+
+    titles = [norm(o.title) for o in top]
+    assert all(norm(p) in titles for p in part_titles), f"parts missing from the outline's top level: {titles}"
+    nested = {}
+    for i, o in enumerate(outline):
+        if not isinstance(o, list) and i + 1 < len(outline) and isinstance(outline[i + 1], list):
+            nested[o.title] = outline[i + 1]
+    nested = {norm(k): v for k, v in nested.items()}
+    part_titles = [norm(p) for p in part_titles]
+    chapters_in_outline = sum(len([c for c in nested.get(p, []) if not isinstance(c, list)]) for p in part_titles)
+    assert chapters_in_outline >= len(_chapter_titles()), (
+        f"{chapters_in_outline} chapters under the parts in the outline, {len(_chapter_titles())} in the book")
+    assert any(isinstance(c, list) for p in part_titles for c in nested.get(p, [])), "no sections under the chapters"
+
+    # links: none to file://, every internal one resolves to a page
+    file_links, uris, internal, dangling = [], 0, 0, []
+    names = make_pdf.destination_pages(pdf)
+    for page in reader.pages:
+        for annot in page.get("/Annots") or []:
+            a = annot.get_object()
+            action = a.get("/A")
+            if action is not None and action.get("/URI") is not None:
+                uris += 1
+                if str(action["/URI"]).startswith("file:"):
+                    file_links.append(str(action["/URI"]))
+            elif a.get("/Dest") is not None:
+                internal += 1
+                d = a["/Dest"]
+                if isinstance(d, str) and d.lstrip("/") not in names:
+                    dangling.append(d)
+    assert not file_links, f"{len(file_links)} links point at the build machine's files: {file_links[:3]}"
+    assert internal >= 100, f"only {internal} internal links (cross-references, citations, the ledger's links)"
+    assert not dangling, f"internal links without a destination: {dangling[:5]}"
+
+    # the contents' page numbers (in the print document that was printed) are the pages the entries start on
+    import hashlib
+    import json
+
+    doc = (HTML / make_pdf.PRINT).read_text(encoding="utf-8")
+    state = json.loads((HTML / make_pdf.STATE).read_text(encoding="utf-8"))
+    assert state.get("sha256") == hashlib.sha256(doc.encode("utf-8")).hexdigest(), (
+        "print.html is not the document the PDF was printed from")
+    printed = dict(re.findall(r"<li class='toc-[a-z]+'><a href='#([^']+)'>.*?<span class='toc-page'>(\d+)</span>",
+                              doc))
+    anchors = make_pdf.contents_anchors(HTML)
+    wrong = [(a, printed.get(a), names.get(a)) for a in anchors if printed.get(a) != str(names.get(a))]
+    first = "\n".join(reader.pages[i].extract_text() or "" for i in range(min(4, n_pages)))
+    wrong += [(a, "not in the PDF's text", names[a]) for a in anchors
+              if a in names and not re.search(rf"(?<!\d){names[a]}(?!\d)", first)]
+    assert not wrong, f"contents entries without their page number: {wrong[:5]}"
+
+
 def test_executed_notebooks(built_book):
     """Each chapter's download is an executed notebook: its code cells carry the build's outputs, and its first cell
     says how to install ``theorybook`` to run it again (scripts/takeaways.py)."""
