@@ -35,7 +35,6 @@ from ..validate import integer
 from . import theory
 from .dynamics import single_threaded
 from .experiment import (
-    BIAS_DRAWS,
     CHAPTER_SEEDS,
     FULL_BATCH,
     Q_D,
@@ -47,8 +46,9 @@ from .experiment import (
     V_D,
     V_ETA,
     V_SEEDS,
+    _median_censored,
     _ols_weights,
-    bias_signal_study,
+    fresh_phase1,
     load_results,
     q_study,
     race_study,
@@ -59,7 +59,7 @@ from .experiment import (
 from .race import RaceRun
 from .scan import paired_stats
 
-__all__ = ["BIAS_FACTOR", "FULL_BATCH_BOUND", "PAPER_CLAIMS", "PILOT", "deterministic_verdicts", "dilution_null",
+__all__ = ["FULL_BATCH_BOUND", "PAPER_CLAIMS", "PILOT", "deterministic_verdicts", "dilution_null",
            "full_batch_medians", "load_lr_results", "scan_verdicts",
            "seeded_verdicts"]
 
@@ -67,15 +67,19 @@ __all__ = ["BIAS_FACTOR", "FULL_BATCH_BOUND", "PAPER_CLAIMS", "PILOT", "determin
 #: runs, (24, 4)-parity) measured 0.97; the paper's ~100× over 2¹⁴ → 2²⁰, interpolated as a power law to our 2¹¹ →
 #: 2¹⁵ (a factor 16 in N against 64), is 100^(4/6) ≈ 21.5.
 FULL_BATCH_BOUND = 2.0
-#: "far above": the bias row's factor (the review digest's proposal, fixed before the row was measured).
-BIAS_FACTOR = 3.0
 
 PAPER_CLAIMS: tuple[PaperClaim, ...] = (
     PaperClaim("faster", "At a fixed compute budget, many epochs on a small data set can train faster than fresh "
                "samples from a large one", where="abstract", source="paper", headline=True,
                regime="parity dimension d and repeated-set size N"),
     PaperClaim("bias", "The empirical moment M̂ = (1/N)Σ y xxᵀ has sampling-bias fluctuations of order N^(−1/2), far "
-               "above the Θ(1/d) population signal", where="abstract", source="paper"),
+               "above the Θ(1/d) population signal", where="abstract", source="paper", quoted_only=True,
+               reason_class="no measurable consequence",
+               why="CLT arithmetic, derived in the chapter: sd(q̂) = √((3 − 2Σw⁴ − 4w₁²w₂²)/N) (the sampler's "
+                   "consistency row checks it), so at w = (1, …, 1)/√d, E|q̂ − 2/d|/(2/d) ≈ √(2/π)·√(3/N)·d/2 = "
+                   "0.69·√(d²/N): ≥ 3 exactly when N ≤ 0.053·d². A Monte-Carlo row of that ratio re-reads the "
+                   "consistency row's number (dropped as true by construction); what the bias *does* is tested by "
+                   "the toy rows (Theorem 1, Corollary 2) against fresh samples"),
     PaperClaim("layerwise", "The sampling bias makes the second-layer norm grow early — an implicit layer-wise "
                "learning-rate schedule (observable ‖a‖/‖W‖_F)", where="abstract", source="paper"),
     PaperClaim("thm1", "Two-phase training (N samples until |a| ≥ a⋆, then population GD) reaches alignment in "
@@ -172,25 +176,6 @@ def seeded_verdicts(seed: int = CHAPTER_SEEDS[0], *, device: Any = None, race: R
                   + _stats("slope"),
             note=f"{Q_DRAWS} nested data sets per N: a check of our sampler (any empirical mean has this rate), not "
                  "a test of the paper")
-    # -- the bias against the signal (the abstract's "far above") --------------------------------------------
-    bs = bias_signal_study(s, device=device)
-    dlab = ", ".join(str(d) for d in bs["ds"])
-    v.greater(f"sampling bias far above the population signal: E|q̂ − E q̂| / (2/d) at N = d, smallest over d = "
-              f"{dlab} (w = (1, …, 1)/√d, 2-sparse parity)", min(bs["at_d"]), BIAS_FACTOR, kind="reproduces",
-              source="paper", tests="bias",
-              control=Control(f"the same ratio at N = d², largest over d = {dlab}", max(bs["at_d2"]),
-                              why="where Theorem 1's range N ≤ d² ends: a data set that large has bias and signal "
-                                  "of one size, so a measurement that cannot tell N = d from N = d² says nothing",
-                              tuned="none needed: the same w, sampler, draws and statistic; only N changes"),
-              basis=f"paper: 'far above' read as ≥ {BIAS_FACTOR:g}× (the threshold the review digest proposed, fixed "
-                    f"before measuring); model: {BIAS_DRAWS} data sets per (d, N), relative MC SE ≈ 0.75/√"
-                    f"{BIAS_DRAWS} ≈ 5 %, so the Gaussian prediction √(2/π)·√(3/N)·d/2 (4.85 at d = 50, N = d; "
-                    "0.69 at N = d²) lies ≥ 7 SE from the threshold. Pilot seeds 9001–9005: N = d 4.44–4.92 at "
-                    "d = 50, N = d² ≤ 0.73",
-              scan=Scan("d (N = d)", bs["ds"], bs["at_d"]),
-              note="exact sampler (all wᵢ equal: wᵀx = (x₁ + x₂ + S)/√d with S a sum of d − 2 signs); N = d² per d: "
-                   + ", ".join(f"{d}: {r:.2f}" for d, r in zip(bs["ds"], bs["at_d2"], strict=True))
-                   + ". The N^(−1/2) rate itself is the generic CLT rate (the consistency row above)")
     # -- the toy: two-phase vs population -------------------------------------------------------------------
     g = toy_headline(s, device=device)
     t = toy_summary(g)
@@ -201,22 +186,39 @@ def seeded_verdicts(seed: int = CHAPTER_SEEDS[0], *, device: Any = None, race: R
                    why="the training Theorem 1 compares with: unlimited fresh data, i.e. the exact moment M",
                    tuned="the method's η, a₀, a⋆, ε and w₀ per seed (paired), the same step cap; its steps are "
                          "measured and the ratio normalises them to 1")
+    fresh_true = _median_censored(fresh_phase1(g, s, labels="true", device=device)) / t["population"]
+    fresh_random_steps = fresh_phase1(g, s, labels="random", device=device)
+    fresh_random = _median_censored(fresh_random_steps) / t["population"]
+    fresh_tuned = ("the method's η, a₀, a⋆, ε, N = d, step cap and w₀ per seed (paired), the same compute per step "
+                   "(N = d samples); only the repetition differs: a new data set every Phase-1 step")
+    ctrl_fresh = Control("Phase 1 on N = d fresh samples every step (no repeated set), then population GD",
+                         fresh_true,
+                         why="the large-data arm at the same compute: does the speed-up need the *repeated* set's "
+                             "fixed bias, or does any N = d estimate of the moment do it? (sceptic's review)",
+                         tuned=fresh_tuned)
+    ctrl_fresh_random = Control("Phase 1 on fresh random ±1 labels every step (no repeated set), then population GD",
+                                fresh_random,
+                                why="Corollary 2 credits the *repeated* set's bias, not the label noise: with labels "
+                                    "drawn fresh each step the bias changes sign every step and |a| only "
+                                    "random-walks (sceptic's review)",
+                                tuned=fresh_tuned)
     v.less("two-phase (N = d, true labels) / population GD: median steps to alignment",
-           t["steps_true"] / t["population"], 0.6, kind="reproduces", source="secondary", tests="thm1", control=ctrl,
+           t["steps_true"] / t["population"], 0.6, kind="reproduces", source="secondary", tests="thm1",
+           control=[ctrl, ctrl_fresh],
            basis="pilot: seeds 9001–9010 at this scale: " + _stats("rt") + "; 0.6 is the digest's planned "
                  "threshold, ≥ 4 pilot sd above the pilot mean",
-           note=note_pop + ". Sceptic review (independent numpy, 32 seeds at this scale, seed sets 24 and 9005): "
-                "Phase 1 on N = d *fresh* samples every step (the large-data arm at the same compute, no "
-                "repetition) needs 0.97 and 0.78 of the population steps, and Phase 1 on N = d² (bias ≈ signal) "
-                "0.78 and 0.79 — both fail 0.6, while this two-phase run gave 0.40 and 0.33: the row tells the "
-                "repeated small set from fresh samples")
+           note=note_pop + ". The fresh-samples control (a row control since issue 57) needs "
+                f"{fresh_true:.2f} of the population steps; the sceptic review's independent numpy gave 0.97 and "
+                "0.78 (seed sets 24 and 9005) for it and 0.78/0.79 for Phase 1 on N = d² (bias ≈ signal): the row "
+                "tells the repeated small set from fresh samples")
     v.less("two-phase with random ±1 labels in Phase 1 / population GD (Corollary 2)",
            t["steps_random"] / t["population"], 0.8, kind="reproduces", source="secondary", tests="cor2",
-           control=ctrl, basis="pilot: seeds 9001–9010: " + _stats("rr") + "; 0.8 is the digest's planned "
-                               "threshold",
-           note=note_pop + ". Sceptic review (independent numpy, 32 seeds, seed sets 24 and 9005): random labels "
-                "0.46 and 0.33 of the population steps; random ±1 labels drawn *fresh* every step (no repeated "
-                "set) leave |a| a random walk and miss alignment within the cap on 29 of 32 seeds in both sets")
+           control=[ctrl, ctrl_fresh_random],
+           basis="pilot: seeds 9001–9010: " + _stats("rr") + "; 0.8 is the digest's planned threshold",
+           note=note_pop + ". Fresh random labels (a row control since issue 57): "
+                f"{int((fresh_random_steps < 0).sum())} of {V_SEEDS} runs miss alignment within the cap (the "
+                "sceptic review's independent numpy: 29 of 32 in seed sets 24 and 9005; repeated random labels "
+                "0.46 and 0.33 of the population steps)")
     v.less("median T₁ / (2a⋆/(η·E|q̂|)) ≤ 1, true and random labels (max of the two)",
            max(t["t1_ratio_true"], t["t1_ratio_random"]), 1.0, kind="consistency", source="reconstruction",
            basis="exact: the bound itself (ratio 1) — T₁ if q̂ kept its initial typical size; the w-feedback only "
