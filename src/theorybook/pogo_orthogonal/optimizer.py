@@ -131,15 +131,28 @@ class POGO(KeepStateDtypes, torch.optim.Optimizer):
 
     **Settings.** ``base="sgd"`` is the default: in ``bench/pogo.py``'s regime race (1 to 4096 stacked 64 × 32
     matrices) it took the fewest steps and the least time of the two bases at every size. ``lr`` has no default —
-    SGD's scales with the gradient: η ≈ 1/L to 2/L for an L-smooth loss (the race's pilot grid picked 2/L). With
-    ``base="vadam"`` the step is normalised per matrix (‖Ψ̃‖_F ≤ 1), so η ≤ 0.1 keeps every step's error ≤ ¾η⁴ ≲ 1e-4
-    and η up to ≈ 3 still converges there (the pilot's pick). A rate that is too large trips the guard below, whose
-    message names a safe one.
+    SGD's scales with the gradient. The rule that stays inside the guard's safe regime: η ≤ 0.8 / max‖Ψ₁‖_F
+    (:data:`SAFE_ETA_PSI`), with Ψ₁ the first step's Ψ (after one step it is ``opt.state[X]["prev_psi"]``); the first
+    steps from a far start have the largest Ψ. "η ≈ 1/L to 2/L" is not safe by itself: on Procrustes St(80, 12) with
+    L = 1 it gives η·‖Ψ₁‖_F = 0.95 and 1.91 (drift to ‖XᵀX − I‖_F = 0.32 at 2/L) where the rule gives η ≤ 0.84.
+    **POGO's Ψ is half the canonical Riemannian gradient** (G − XGᵀX for row-orthonormal X; on a square orthogonal
+    matrix Ψ equals the Euclidean-metric Riemannian gradient): on tall Stiefel matrices, where most of the gradient is
+    off X's span, POGO-sgd needs about twice a Riemannian SGD's lr for the same step (an adopter's review: best
+    3–4/L against 2/L for Riemannian SGD). With ``base="vadam"`` the step is normalised *per matrix*
+    (‖Ψ̃‖_F ≤ 1), so ``lr`` is a length per matrix, not per entry: η ≤ 0.1 keeps every step's error ≤ ¾η⁴ ≲ 1e-4,
+    and η up to ≈ 3 still converges there (the pilot's pick; the review's best was 0.3–2); a Euclidean
+    ``base="vadam"`` group is plain Adam, whose lr is per entry, so give it its own ``lr`` in its group. With
+    ``base="sgd"``, ``betas`` is unused — a scheduler that cycles momentum (``OneCycleLR``, ``CyclicLR`` with
+    ``cycle_momentum=True``) cycles the unused ``betas[0]``; set ``cycle_momentum=False``. A rate that is too large
+    trips the guard below, whose message names a safe one.
 
     **Feasibility guard.** Every step reads max ‖XXᵀ − I‖_F from the Gram matrix XXᵀ it computes anyway (no extra
     product; one host sync per step). A step that starts above :data:`FEASIBILITY_BOUND` (½) warns once per optimizer
-    (``RuntimeWarning``, with the learning rate that would keep η·max‖Ψ‖_F ≤ 0.8) and is counted, per parameter, in
-    :attr:`infeasible_steps` — the drift is reported one step after the step that caused it.
+    (``RuntimeWarning``) and is counted, per parameter, in :attr:`infeasible_steps` — the drift is reported one step
+    after the step that caused it, so the warning's advice (the lr that keeps η·max‖Ψ‖_F ≤ 0.8) uses *that* step's
+    Ψ, kept per parameter (``prev_psi``, ``prev_lr`` in the state): following it prevents the drift it reports
+    (``tests/test_optim_contract.py``: lr 2.37 on St(80, 12) drifts to 0.58 and is told lr ≤ 0.84, which peaks at
+    0.012; the Ψ of the step after the damage said 1.43).
 
     **Euclidean groups.** A param group with ``orthogonal=False`` (biases, an unconstrained head) holds ordinary
     parameters of any shape and takes a plain step with the same base: ``"sgd"`` → heavy-ball momentum μ,
@@ -160,8 +173,9 @@ class POGO(KeepStateDtypes, torch.optim.Optimizer):
     and the products of a stack ``(b, p, n)`` are split into ``world_size`` equal shares of matrices, each rank
     computing its share, then ``all_gather``. Every rank must call :meth:`step`.
 
-    State is flat (string keys, tensors and ints): ``torch.save(opt.state_dict())`` loads back with ``torch.load``'s
-    default ``weights_only=True``, statistics in the dtype they were saved in. :meth:`step` is excluded from dynamo
+    State is flat (string keys; tensors, ints and the guard's two floats): ``torch.save(opt.state_dict())`` loads
+    back with ``torch.load``'s default ``weights_only=True``, statistics in the dtype they were saved in.
+    :meth:`step` is excluded from dynamo
     graphs (``torch.compiler.disable``): in a compiled training step the forward and backward passes compile and the
     step runs eagerly (``tests/test_optim_contract.py``).
     """
@@ -255,20 +269,28 @@ class POGO(KeepStateDtypes, torch.optim.Optimizer):
     def _guard(self, checks: list[tuple[torch.Tensor, dict, torch.Tensor, torch.Tensor]]) -> None:
         vals = torch.stack([torch.stack([d.float(), s.float()]) for _, _, d, s in checks]).cpu()  # one sync
         for (X, group, _, _), (d, psi) in zip(checks, vals.tolist(), strict=True):
+            st = self.state[X]
+            # The drift read at the start of this step was done by the *previous* step: its advice must come from
+            # that step's ‖Ψ‖ (this step's Ψ is read at the drifted point and is usually smaller).
+            prev_psi, prev_lr = st.get("prev_psi"), st.get("prev_lr")
+            st["prev_psi"], st["prev_lr"] = float(psi), float(group["lr"])
             if not d > FEASIBILITY_BOUND:
                 continue
-            st = self.state[X]
             st["infeasible_steps"] = st.get("infeasible_steps", 0) + 1
             if self._warned_feasibility:
                 continue
             self._warned_feasibility = True
-            safe = SAFE_ETA_PSI / psi if psi > 0 else math.inf
+            if prev_psi is None:  # e.g. the first step after a resume: only this step's Ψ is known
+                prev_psi, prev_lr, which = psi, group["lr"], "this step's"
+            else:
+                which = "the previous step's"
+            safe = SAFE_ETA_PSI / prev_psi if prev_psi > 0 else math.inf
             warnings.warn(
-                f"POGO: max ‖XXᵀ − I‖_F = {d:.3g} > {FEASIBILITY_BOUND} at the start of step {st['step']} (lr "
-                f"{group['lr']:g}, η·max‖Ψ‖_F = {group['lr'] * psi:.3g}): the iterate is leaving the manifold. "
-                f"lr ≤ {safe:.3g} (η·max‖Ψ‖_F ≤ {SAFE_ETA_PSI}) keeps each step's error below ¼, where the correction "
-                "contracts it quadratically. Further such steps are counted in .infeasible_steps without another "
-                "warning.", RuntimeWarning, stacklevel=5)
+                f"POGO: max ‖XXᵀ − I‖_F = {d:.3g} > {FEASIBILITY_BOUND} at the start of step {st['step']}: the "
+                f"iterate is leaving the manifold. The step that did it had lr {prev_lr:g} and η·max‖Ψ‖_F = "
+                f"{prev_lr * prev_psi:.3g} ({which} Ψ); lr ≤ {safe:.3g} (η·max‖Ψ‖_F ≤ {SAFE_ETA_PSI} for that Ψ) "
+                "keeps each step's error below ¼, where the correction contracts it quadratically. Further such "
+                "steps are counted in .infeasible_steps without another warning.", RuntimeWarning, stacklevel=5)
 
     @staticmethod
     def _euclidean(w: torch.Tensor, g: torch.Tensor, group: dict, state: dict) -> None:
