@@ -544,6 +544,16 @@ def test_covariate_and_population_modes():
     assert bool((cov.s_max > 0).all()) and bool((cov.s_max <= cov.L_loss).all())
     with pytest.raises(ValueError, match="mode"):
         tradeoff(pop, 1_500, [0.1], mode="feature")
+    # a named covariate: the rule's own column gives the rule's sweep; other columns flip the same counts
+    assert pop.X.shape[1] == 4
+    per = [tradeoff(pop, 1_500, [0.1, 0.4], mode="covariate", seed=4, covariate=j) for j in range(4)]
+    assert any(torch.equal(p.gap, cov.gap) for p in per)
+    for p in per:
+        torch.testing.assert_close(p.r_sample, full.r_sample)
+    with pytest.raises(ValueError, match="covariate"):
+        tradeoff(pop, 1_500, [0.1], mode="full", covariate=0)
+    with pytest.raises(ValueError, match="covariate"):
+        tradeoff(pop, 1_500, [0.1], mode="covariate", covariate=4)
 
 
 def test_sceptic_controls_are_independent_of_theorybook():
