@@ -249,16 +249,21 @@ def test_q_study_consistent():
 def test_chapter_seeded_verdicts_hold():
     v = seeded_verdicts(CHAPTER_SEEDS[0])
     assert v.passed, [r.claim for r in v.failures]
-    assert {r.kind for r in v.rows} == {"reproduces", "consistency"}
+    assert {r.kind for r in v.rows} == {"reproduces", "not_specific", "consistency"}
     repro = [r for r in v.rows if r.kind == "reproduces"]
     # every reproduction has a computed control, and the control fails the row's own test
-    assert len(repro) == 4 and all(r.controls and not any(c["passes"] for c in r.controls) for r in repro)
+    assert len(repro) == 3 and all(r.controls and not any(c["passes"] for c in r.controls) for r in repro)
+    # the init row: a ×2 global learning rate (no second layer) speeds fresh training too — holds, not specific
+    init = next(r for r in v.rows if r.kind == "not_specific")
+    assert init.tests == "layerwise" and init.outcome == "not_specific" and len(init.controls) == 2
+    assert not init.controls[0]["passes"] and init.controls[1]["passes"] and "global learning rate" in \
+        init.controls[1]["label"]
     # the toy rows carry the fresh-samples arm at the same compute (true labels for Thm 1, random for Cor 2)
     for tid, word in (("thm1", "fresh samples"), ("cor2", "fresh random")):
         row = next(r for r in repro if r.tests == tid)
         assert len(row.controls) == 2 and word in row.controls[1]["label"]
     assert not any(r.tests == "bias" for r in v.rows)  # CLT arithmetic: dropped, the claim is quoted
-    assert all(c["why"] and c["tuned"] for r in repro for c in r.controls)
+    assert all(c["why"] and c["tuned"] for r in [*repro, init] for c in r.controls)
     assert all(r.tests for r in repro) and v.claims
 
 
