@@ -240,6 +240,19 @@ def _chromium_print(src: Path, out: Path, timeout: int) -> None:
         raise RuntimeError(f"Chromium wrote no PDF at {out}")
 
 
+def _digest(src: Path) -> str:
+    """What the PDF depends on: the print document, every local file it loads (styles, scripts, figures) and this
+    script."""
+    h = hashlib.sha256(src.read_bytes())
+    text = src.read_text(encoding="utf-8")
+    for url in sorted(set(re.findall(r"(?:src|href)=[\"']([^\"'#?]+)", text))):
+        f = src.parent / url
+        if not urlparse(url).scheme and f.is_file():
+            h.update(url.encode() + f.read_bytes())
+    h.update(Path(__file__).read_bytes())
+    return h.hexdigest()
+
+
 def print_pdf(html_dir: Path = HTML, timeout: int = 300, max_prints: int = 3) -> tuple[Path, int]:
     """Print the book, with the contents' page numbers read back from the PDF; ``(pdf, prints made)``. The page
     numbers of the last build are the first guess, and an unchanged print document is not printed again."""
@@ -253,7 +266,7 @@ def print_pdf(html_dir: Path = HTML, timeout: int = 300, max_prints: int = 3) ->
     prints = 0
     while True:
         src = build_print_document(html_dir, pages_of)
-        digest = hashlib.sha256(src.read_bytes()).hexdigest()
+        digest = _digest(src)
         if out.is_file() and state.get("sha256") == digest:
             return out, prints
         if prints == max_prints:
