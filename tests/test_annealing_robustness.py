@@ -535,7 +535,9 @@ def test_seeded_rows_controls_fail():
     ns = [r for r in v.rows if "δ|x + 1|" in r.claim]
     assert len(ns) == 2 and all(r.tests == "poly" and r.outcome == "reproduces" for r in ns)
     assert all(any("averaging" in c["label"] for c in r.controls) for r in ns)
-    assert [len(r.controls) for r in ns] == [2, 3]
+    assert [len(r.controls) for r in ns] == [3, 4]
+    # the sceptic's ablation of "to zero": the same decay stopped at 10 % of its peak fails the bound
+    assert all(any("10%" in c["label"] and not c["passes"] for c in r.controls) for r in ns)
     # the annealed worst-case rows on the smooth family hold, not specific: the fixed stepsize's iterate average
     # passes them too, while the slower-decaying schedules fail them
     ann = [r for r in v.rows if r.tests in ("poly", "cosine") and r not in ns]
@@ -624,6 +626,25 @@ def test_abs_family_rows_rederived_in_numpy():
     avg, lin = envelope(np.ones(T), True), envelope(1 - u, False)
     assert 0.55 < avg and bound < avg
     assert 0.25 < lin < bound
+    # the sceptic's ablation: linear decay stopped at 10 % of the peak breaks the bound (≈ 0.52)
+    assert bound < envelope(0.1 + 0.9 * (1 - u), False) < 0.65
+
+
+def test_floor_schedule():
+    from theorybook.annealing_robustness.theory import schedule
+    from theorybook.annealing_robustness.worst_case import ABS_FLOOR, ABS_SCHEDULES
+
+    h = schedule("polynomial", 2, 0.1)
+    u = torch.tensor([0.0, 0.5, 1.0], dtype=torch.float64)
+    assert torch.allclose(h(u), 0.1 + 0.9 * (1 - u) ** 2)
+    assert h.label == "quadratic to 10%" and schedule("linear", floor=0.1).label == "linear to 10%"
+    assert schedule("polynomial", 2) == schedule("polynomial", 2, 0.0)  # no floor: the paper's schedule
+    assert ABS_FLOOR == 0.1 and ("polynomial", 1, ABS_FLOOR) in ABS_SCHEDULES
+    for bad in (1.0, -0.1, True):
+        with pytest.raises((ValueError, TypeError)):
+            schedule("polynomial", 1, bad)
+    with pytest.raises(ValueError, match="floor"):
+        schedule("fixed", floor=0.1)
 
 
 def test_abs_verdicts_validation_and_band():

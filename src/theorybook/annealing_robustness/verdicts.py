@@ -27,6 +27,7 @@ from ..check import Control, PaperClaim, Verdicts
 from .dynamics import AVERAGED, GridRun, coarse_grid_experiment
 from .theory import fit_exponent
 from .worst_case import (
+    ABS_FLOOR,
     ABS_SCHEDULES,
     EXPERIMENT_SCHEDULES,
     WINDOW_ANNEALED,
@@ -37,8 +38,8 @@ from .worst_case import (
     worst_case_experiment,
 )
 
-__all__ = ["PAPER_CLAIMS", "PILOT", "ABS_PILOT", "GRID_PILOT", "HEADLINE_KEYS", "band", "worst_case_verdicts",
-           "abs_verdicts", "grid_verdicts", "seeded_verdicts", "headline"]
+__all__ = ["PAPER_CLAIMS", "PILOT", "ABS_PILOT", "ABS_LABELS", "GRID_PILOT", "HEADLINE_KEYS", "band",
+           "worst_case_verdicts", "abs_verdicts", "grid_verdicts", "seeded_verdicts", "headline"]
 
 PAPER_CLAIMS: tuple[PaperClaim, ...] = (
     PaperClaim("fixed-linear", "With a fixed or an inverse-square-root stepsize, a base stepsize misspecified by a "
@@ -189,15 +190,21 @@ def abs_band(pilot_mean: float, predicted: float) -> float:
     return math.ceil(raw / 0.005 - 1e-9) * 0.005
 
 
+#: The arms of :data:`~theorybook.annealing_robustness.worst_case.ABS_SCHEDULES`, in order.
+ABS_LABELS = ("fixed", "linear", "quadratic", "linear_floor", "quadratic_floor")
+
+
 def abs_exponents(run: FamilyRun) -> dict[str, float]:
     """Envelope exponents over ρ ∈ :data:`WINDOW_ANNEALED` of every arm of :func:`abs_family_experiment`'s run:
-    ``fixed``, ``linear``, ``quadratic`` and ``averaged`` (the fixed stepsize's iterate average)."""
+    ``fixed``, ``linear``, ``quadratic``, ``linear_floor`` and ``quadratic_floor`` (the decays stopped at
+    :data:`~theorybook.annealing_robustness.worst_case.ABS_FLOOR` of the peak) and ``averaged`` (the fixed
+    stepsize's iterate average)."""
     if not isinstance(run, FamilyRun) or run.family != "abs" or len(run.schedules) != len(ABS_SCHEDULES) or \
             run.averaged is None:
         raise ValueError("Invalid run: must come from abs_family_experiment(seed)")
     lo, hi = WINDOW_ANNEALED
     out = {lab: fit_exponent(run.rho, run.envelope[i], rho_min=lo, rho_max=hi).slope
-           for i, lab in enumerate(("fixed", "linear", "quadratic"))}
+           for i, lab in enumerate(ABS_LABELS)}
     out["averaged"] = fit_exponent(run.rho, run.averaged_envelope, rho_min=lo, rho_max=hi).slope
     return out
 
@@ -227,6 +234,12 @@ def abs_verdicts(run: FamilyRun) -> Verdicts:
         if lab == "quadratic":
             ctrl.insert(1, Control("linear decay: same envelope fit", env["linear"], tuned=same,
                                    why="the next-slower-decaying schedule: the nearest one the paper ranks worse"))
+        ctrl.append(Control(f"{lab} decay stopped at {ABS_FLOOR:.0%} of the peak, h = {ABS_FLOOR:g} + "
+                            f"{1 - ABS_FLOOR:g}(1 − u)^{p}: same envelope fit", env[f"{lab}_floor"],
+                            why="the ablation of exactly what the abstract credits — decay *to zero* — with the "
+                                "floor at which practical decays conventionally stop (sceptic's review, fixed before "
+                                "any floored run)",
+                            tuned=same.replace("none needed: the same", "none needed: the same peak")))
         v.less(f"{lab} decay on the non-smooth family δ|x + 1|: worst case over δ grows no faster than "
                f"ρ^(1/(2p+1)), p = {p}", env[lab], pred + tol, kind="reproduces", source="paper", tests="poly",
                control=ctrl,
@@ -238,7 +251,16 @@ def abs_verdicts(run: FamilyRun) -> Verdicts:
                     "Without curvature the average of a constant step's iterates cannot cancel the noise, and its "
                     f"worst case grows like ρ^{env['averaged']:.2f} here: this family tells annealing from averaging, "
                     "which the smooth family cannot. An upper bound over all problems: a family can refute it, not "
-                    "prove it")
+                    f"prove it. The decay stopped at {ABS_FLOOR:.0%} of the peak grows like "
+                    f"ρ^{env[f'{lab}_floor']:.2f}: the row tells decay to zero from decay to a 10 % floor. Sceptic's "
+                    "review (independent numpy, 16384 paths, seeds 777/778): linear 0.328/0.323, quadratic "
+                    "0.185/0.191, averaged 0.660, fixed 0.720, floored 0.52/0.55 (20 unseen seeds incl. 9099, 9100, "
+                    "9113, 9114: linear ≤ 0.335, quadratic ≤ 0.196, floored ≥ 0.517); unchanged on a 25-point δ grid "
+                    "(0.325, 0.183) and at T = 4096 (0.327, 0.217). Limits of the window ρ ≤ 64: a 1 % floor "
+                    "(last step ≤ 0.64 η*, never above the ideal) passes (0.335), and so do step decay (× 0.1 at "
+                    "½T and ¾T, 0.06) and exponential decay e^(−5u) (−0.01) — annealing schedules the abstract does "
+                    "not rate; the row separates polynomial decay to zero from no decay, averaging and a 10 % "
+                    "floor, not from every schedule that ends below 1/64 of its peak")
     return v
 
 
