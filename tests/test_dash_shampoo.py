@@ -773,7 +773,7 @@ def test_nonfinite_or_failed_root_keeps_previous_and_is_counted(monkeypatch):
 def test_eps_default_and_group_validation():
     W = torch.zeros(3, 3, requires_grad=True)
     opt = Shampoo([W])
-    assert opt.defaults["eps"] == 1e-12
+    assert opt.defaults["eps"] == 1e-4  # issue 60 D2: bench/optim_dash_defaults.py
     for bad in (-1e-3, math.nan, math.inf):
         with pytest.raises(ValueError, match="Invalid eps"):
             Shampoo([W], eps=bad)
