@@ -132,7 +132,7 @@ class POGO(KeepStateDtypes, torch.optim.Optimizer):
     **Settings.** ``base="sgd"`` is the default: in ``bench/pogo.py``'s regime race (1 to 4096 stacked 64 × 32
     matrices) it took the fewest steps and the least time of the two bases at every size. ``lr`` has no default —
     SGD's scales with the gradient. The rule that stays inside the guard's safe regime: η ≤ 0.8 / max‖Ψ₁‖_F
-    (:data:`SAFE_ETA_PSI`), with Ψ₁ the first step's Ψ (after one step it is ``opt.state[X]["prev_psi"]``); the first
+    (:data:`SAFE_ETA_PSI`), with Ψ₁ the first step's Ψ (after one step it is ``opt.last_psi(X)``); the first
     steps from a far start have the largest Ψ. "η ≈ 1/L to 2/L" is not safe by itself: on Procrustes St(80, 12) with
     L = 1 it gives η·‖Ψ₁‖_F = 0.95 and 1.91 (drift to ‖XᵀX − I‖_F = 0.32 at 2/L) where the rule gives η ≤ 0.84.
     **POGO's Ψ is half the canonical Riemannian gradient** (G − XGᵀX for row-orthonormal X; on a square orthogonal
@@ -150,9 +150,9 @@ class POGO(KeepStateDtypes, torch.optim.Optimizer):
     product; one host sync per step). A step that starts above :data:`FEASIBILITY_BOUND` (½) warns once per optimizer
     (``RuntimeWarning``) and is counted, per parameter, in :attr:`infeasible_steps` — the drift is reported one step
     after the step that caused it, so the warning's advice (the lr that keeps η·max‖Ψ‖_F ≤ 0.8) uses *that* step's
-    Ψ, kept per parameter (``prev_psi``, ``prev_lr`` in the state): following it prevents the drift it reports
-    (``tests/test_optim_contract.py``: lr 2.37 on St(80, 12) drifts to 0.58 and is told lr ≤ 0.84, which peaks at
-    0.012; the Ψ of the step after the damage said 1.43).
+    Ψ, kept per parameter (:meth:`last_psi`; on the host, not in the state dict): following it prevents the drift it
+    reports (``tests/test_optim_contract.py``: lr 2.37 on St(80, 12) drifts to 0.58 and is told lr ≤ 0.84, which
+    peaks at 0.012; the Ψ of the step after the damage said 1.43).
 
     **Euclidean groups.** A param group with ``orthogonal=False`` (biases, an unconstrained head) holds ordinary
     parameters of any shape and takes a plain step with the same base: ``"sgd"`` → heavy-ball momentum μ,
@@ -173,9 +173,8 @@ class POGO(KeepStateDtypes, torch.optim.Optimizer):
     and the products of a stack ``(b, p, n)`` are split into ``world_size`` equal shares of matrices, each rank
     computing its share, then ``all_gather``. Every rank must call :meth:`step`.
 
-    State is flat (string keys; tensors, ints and the guard's two floats): ``torch.save(opt.state_dict())`` loads
-    back with ``torch.load``'s default ``weights_only=True``, statistics in the dtype they were saved in.
-    :meth:`step` is excluded from dynamo
+    State is flat (string keys, tensors and ints): ``torch.save(opt.state_dict())`` loads back with ``torch.load``'s
+    default ``weights_only=True``, statistics in the dtype they were saved in. :meth:`step` is excluded from dynamo
     graphs (``torch.compiler.disable``): in a compiled training step the forward and backward passes compile and the
     step runs eagerly (``tests/test_optim_contract.py``).
     """
@@ -189,6 +188,7 @@ class POGO(KeepStateDtypes, torch.optim.Optimizer):
                         weight_decay=weight_decay)
         _check_pogo_group(defaults)
         self._warned_feasibility = False
+        self._last: dict[torch.Tensor, tuple[float, float]] = {}
         super().__init__(params, defaults)
 
     def add_param_group(self, param_group: dict) -> None:
@@ -205,9 +205,16 @@ class POGO(KeepStateDtypes, torch.optim.Optimizer):
     def __setstate__(self, state: dict) -> None:
         super().__setstate__(state)
         self.__dict__.setdefault("_warned_feasibility", False)
+        self.__dict__.setdefault("_last", {})
         for group in self.param_groups:
             group.setdefault("weight_decay", 0.0)
 
+
+    def last_psi(self, X: torch.Tensor) -> float | None:
+        """max ‖Ψ‖_F of X's latest step (over its stack), or ``None`` before its first step in this process — after
+        one step, ``0.8 / opt.last_psi(X)`` is the largest lr in the guard's safe regime for that Ψ."""
+        last = self._last.get(X)
+        return None if last is None else last[0]
 
     @property
     def infeasible_steps(self) -> int:
@@ -271,9 +278,10 @@ class POGO(KeepStateDtypes, torch.optim.Optimizer):
         for (X, group, _, _), (d, psi) in zip(checks, vals.tolist(), strict=True):
             st = self.state[X]
             # The drift read at the start of this step was done by the *previous* step: its advice must come from
-            # that step's ‖Ψ‖ (this step's Ψ is read at the drifted point and is usually smaller).
-            prev_psi, prev_lr = st.get("prev_psi"), st.get("prev_lr")
-            st["prev_psi"], st["prev_lr"] = float(psi), float(group["lr"])
+            # that step's ‖Ψ‖ (this step's Ψ is read at the drifted point and is usually smaller). Kept on the host,
+            # outside the state dict (advice only; after a resume the first warning falls back to this step's Ψ).
+            prev_psi, prev_lr = self._last.get(X, (None, None))
+            self._last[X] = (float(psi), float(group["lr"]))
             if not d > FEASIBILITY_BOUND:
                 continue
             st["infeasible_steps"] = st.get("infeasible_steps", 0) + 1
@@ -288,8 +296,8 @@ class POGO(KeepStateDtypes, torch.optim.Optimizer):
             warnings.warn(
                 f"POGO: max ‖XXᵀ − I‖_F = {d:.3g} > {FEASIBILITY_BOUND} at the start of step {st['step']}: the "
                 f"iterate is leaving the manifold. The step that did it had lr {prev_lr:g} and η·max‖Ψ‖_F = "
-                f"{prev_lr * prev_psi:.3g} ({which} Ψ); lr ≤ {safe:.3g} (η·max‖Ψ‖_F ≤ {SAFE_ETA_PSI} for that Ψ) "
-                "keeps each step's error below ¼, where the correction contracts it quadratically. Further such "
+                f"{prev_lr * prev_psi:.3g} ({which} Ψ); lr ≤ {safe:.3g} (η·max‖Ψ‖_F ≤ {SAFE_ETA_PSI}) for that "
+                "Ψ keeps each step's error below ¼, where the correction contracts it quadratically. Further such "
                 "steps are counted in .infeasible_steps without another warning.", RuntimeWarning, stacklevel=5)
 
     @staticmethod
