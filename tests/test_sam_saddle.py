@@ -539,3 +539,16 @@ def test_case3_control_near_the_minimum_fails_both_case3_tests():
     assert not bool(swing.any()), (late.min(0).values, late.max(0).values)
     assert float(ascent_flip_share(tr, half).max()) < 0.5
     assert float(tr.distance(BEALE_MINIMUM)[-1].max()) < ex.BEALE_STOP_RADIUS  # it stays by the minimum
+
+
+def test_case3_control_does_not_depend_on_its_start():
+    """Sceptic review: the near-minimum control is not chosen to fail by its start. Started 10⁻³ from the minimum on
+    the same ray (the stuck runs sit within 10⁻³ of the saddle), SAM with ρ = 0.5, 1 has the same second half as
+    from the stop radius: the cosine stays positive and the ascent never flips."""
+    d = math.dist(ex.BEALE_START, BEALE_MINIMUM)
+    start = tuple(m + 1e-3 * (s - m) / d for s, m in zip(ex.BEALE_START, BEALE_MINIMUM, strict=True))
+    tr = beale_sam(start, ex.BEALE_LR, ex.BEALE_RHOS[2:], ex.BEALE_STEPS)
+    half = tr.cos.shape[0] // 2
+    far = ex.beale_near_minimum_run()
+    torch.testing.assert_close(tr.cos[half:].min(0).values, far.cos[half:].min(0).values, rtol=0, atol=1e-3)
+    assert float(tr.cos[half:].min()) > 0.0 and float(ascent_flip_share(tr, half).max()) == 0.0

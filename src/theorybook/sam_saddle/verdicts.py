@@ -362,7 +362,10 @@ def headline(r: Mapping[str, Any], *, seed: int, run: StochasticRun | None = Non
     near_tuned = ("the stuck runs' own settings — normalised SAM, ρ ∈ {0.5, 1}, the official step, 10⁵ steps, the "
                   "same second-half window — started within the official stop radius 0.15 of the minimum (3, ½), on "
                   "the ray to the official start (1, 2): experiments.beale_near_minimum_run, start fixed before it "
-                  "ran")
+                  "ran. Sceptic review (independent pure-Python re-implementation): started 10⁻³ from the minimum "
+                  "on the same ray instead, the second half is the same — cosine in [+0.296, +0.788], flips 0 %, "
+                  "SAM settles 0.012 (ρ = 0.5) and 0.016 (ρ = 1) from (3, ½) — so the start does not choose the "
+                  "outcome; at a minimum ĝᵀHĝ > 0 keeps the cosine positive to first order")
 
     v.true("Beale stuck (each ρ ≥ 0.5): cos(∇ℓ(w), ∇ℓ(w^p)) swings below −0.9 and above 0.9 (2nd half)",
            osc(2) and osc(3), kind="reproduces", source="secondary", tests="caseIII",
@@ -383,8 +386,8 @@ def headline(r: Mapping[str, Any], *, seed: int, run: StochasticRun | None = Non
                                tuned="none needed: the official settings"),
                        Control("SAM (ρ = 0.5, 1) started near the minimum (3, ½): same share, least over ρ",
                                min(nflips), why=near_why, tuned=near_tuned)],
-              basis="model: chaotic (0.89–0.94 under 1e-15 changes of the start); ½ separates it from escaping "
-                    "runs (0)", note="the perturbed point crosses into the other basin")
+              basis=f"model: chaotic (0.89–0.94 under 1e-15 changes of the start); ½ separates it from the "
+                    f"escaping ρ = 0.1 run ({flips[1]:.0%})", note="the perturbed point crosses into the other basin")
 
     # ---- consistency: our algebra and code
     v.true("sympy: one SAM step on λw²/2 multiplies w by 1 − ηλ(1+ρλ); the SAM objective's by 1 − ηλ(1+ρλ)²",
