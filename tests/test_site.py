@@ -538,6 +538,20 @@ def test_notebooks_read_without_the_book(built_book):
     assert not bad, "; ".join(bad)
 
 
+def test_search_snippets_are_readable(browser, static_site):
+    """A search's snippets (issue 59): Sphinx builds them from the pages' text, where maths is raw TeX and table
+    cells run together; ``_static/search-snippets.js`` shows maths as plain symbols and separates cells. A search
+    for a word the chapters' maths and verdict tables share finds snippets without ``\\(``, ``\\[`` or ``$$``."""
+    browser.get(f"{static_site}/search.html?q=Adam")
+    wait_for(browser, "return document.querySelectorAll('ul.search li p.context').length >= 3", 90, "search hits")
+    snippets = browser.execute_script(
+        "return Array.from(document.querySelectorAll('ul.search li p.context')).map((p) => p.textContent);")
+    raw = [s[:120] for s in snippets if re.search(r"\\[(\[)\]]|\$\$|\\frac|\\mathbb", s)]
+    assert not raw, f"{len(raw)} of {len(snippets)} search snippets show raw TeX: {raw[:3]}"
+    glued = [s[:120] for s in snippets if re.search(r"[a-z](?:reproduces|holds|differs)[a-z]", s)]
+    assert not glued, f"search snippets run table cells together: {glued[:3]}"
+
+
 LEDGER = "book/appendix_ledger.html"
 
 LEDGER_STATE = r"""
