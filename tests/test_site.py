@@ -898,14 +898,23 @@ for (const e of document.querySelectorAll('main tr.verdict-row, main li.ledger-c
 }
 const searches = Array.from(document.querySelectorAll('.search-button-field, button.search-button'))
   .filter((e) => e.offsetParent !== null).length;
+// text a cell prints: never wider than its box (the prose cites numbers in it)
+const outputs = [];
+for (const pre of document.querySelectorAll('main div.cell_output pre')) {
+  if (pre.offsetParent === null) continue;
+  if (pre.scrollWidth > pre.clientWidth + 1) outputs.push(pre.textContent.trim().slice(0, 60));
+}
+const pageWide = document.documentElement.scrollWidth > vw + 1;
 return {wide: wide.slice(0, 5), cut: cut.slice(0, 5), braces: braces.slice(0, 5), searches: searches,
-        rows: document.querySelectorAll('main tr.verdict-row').length};
+        rows: document.querySelectorAll('main tr.verdict-row').length, outputs: outputs.slice(0, 5),
+        nOutputs: outputs.length, pageWide: pageWide, pageWidth: document.documentElement.scrollWidth};
 """
 
 
 def check_reader_layout(browser, page: str, *, ledger: bool = False) -> None:
     """The verdict (or ledger) tables as a reader sees them, on the page the browser shows: at 1400 px and at a
-    phone's 390 px no table is wider than its column, the essentials of every row (down to "holds?") are in view
+    phone's 390 px no table is wider than its column, no text output needs sideways scrolling, the page does not
+    scroll sideways, the essentials of every row (down to "holds?") are in view
     without sideways scrolling, no cell shows raw braces of ASCII maths, and a row's details open and close with
     the keyboard."""
     from selenium.webdriver.common.by import By
@@ -923,6 +932,9 @@ def check_reader_layout(browser, page: str, *, ledger: bool = False) -> None:
         assert not got["wide"], f"{page} at {width} px: tables wider than their column: {got['wide']}"
         assert not got["cut"], f"{page} at {width} px: rows whose verdict is out of view: {got['cut']}"
         assert not got["braces"], f"{page}: raw braces of ASCII maths in verdict cells: {got['braces']}"
+        assert not got["outputs"], (f"{page} at {width} px: {got['nOutputs']} text outputs wider than their box "
+                                    f"(sideways scrolling): {got['outputs']}")
+        assert not got["pageWide"], f"{page} at {width} px: the page scrolls sideways ({got['pageWidth']} px)"
         if width == 1400:
             assert got["searches"] == 1, f"{page}: {got['searches']} search boxes in view (one is enough)"
     summaries = [e for e in browser.find_elements(By.CSS_SELECTOR, "main details.verdict-more > summary")
