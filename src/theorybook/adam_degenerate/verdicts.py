@@ -369,8 +369,9 @@ def headline(r: Mapping[str, Any], *, display: bool = True) -> Verdicts:
     sc = {float(b): (float(mn), float(fin)) for b, (mn, fin, *_) in r["spike_scan"].items()}
     n_spike = spike_count(sc)
     planted_scan = spike_plant(sc, L[0, 1])
-    v.less("regime II along β₁ = 0.9 (β₂ = 0.875, 0.885, 0.895): number of points with the spike signature "
-           "(min L ≤ 1e−100, then final L ≥ 1e10 · min L)", n_spike, len(sc) - 1, kind="differs",
+    v.less("regime II along β₁ = 0.9 (β₂ = 0.875, 0.885, 0.895): number of points with the paper's-setting spike "
+           "signature (fast convergence as deep as at β₂ = 0.895: min L ≤ 1e−100, then final L ≥ 1e10 · min L)",
+           n_spike, len(sc) - 1, kind="differs",
            source="secondary", tests="thm6.1", paper=len(sc),
            paper_shown=f"{len(sc)} of {len(sc)} (Theorem 6.1: every regime-II point converges fast, then spikes)",
            shown=f"{n_spike} of {len(sc)}",
@@ -391,7 +392,22 @@ def headline(r: Mapping[str, Any], *, display: bool = True) -> Verdicts:
                 f"reaches 1e-100 only next to Eq. 8's boundary (β₂ = 0.895, min {sc[0.895][0]:.0e}); at 0.885 and "
                 f"0.875 the minimum is {sc[0.885][0]:.0e} and {sc[0.875][0]:.0e}, no deeper than regime III's "
                 f"({L[:, 2].min():.0e}). The regime I and III runs have no spike by the same test "
-                f"({L[:, 0].min():.0e} → {L[-1, 0]:.0e}; {L[:, 2].min():.0e} → {L[-1, 2]:.0e})")
+                f"({L[:, 0].min():.0e} → {L[-1, 0]:.0e}; {L[:, 2].min():.0e} → {L[-1, 2]:.0e}). What the count "
+                "measures is depth, which the notes state only at β₂ = 0.895. Sceptic's review (independent numpy "
+                "recurrence, same start): over 30k steps the minimum deepens continuously across regime II "
+                "(2e-47 at 0.870, 8e-91 at 0.894, 5e-134 at 0.896; from 0.898 the run reaches the float floor "
+                "before any spike), crossing 1e-100 near 0.8945, so the count is the number of scan points above "
+                "that crossing. After the first spike the dynamics is chaotic: three float64 codings of the same "
+                "recurrence (numpy, adam_path, simulate_adam) give 0.885's 30k-step minimum as 6e-52, 1e-81 and "
+                "1e-66 (0.895's 1.0e-112 in all three, before any spike), so the count at 30k is 1 of 3 in each. "
+                "Over 100k steps (the notes' Fig. 3 length) 0.875 and 0.885 show later convergence-then-spike "
+                "episodes (numpy, 0.885: a sustained descent from 1e-24 to 3e-89 near step 44k, then back to "
+                "1e-18) that regime III (0.8) never shows (never below 1e-37): the count is then 1, 2 and 1 of 3 "
+                "(adam_path's 0.885 reaches 2e-103; simulate_adam's 0.875 5e-97), still ≤ 2 but no longer "
+                "robust. So the difference is about the first descent within the chapter's 30k steps: the "
+                "pattern recurs across the regime, the paper-setting depth of the early convergence does not. "
+                "The plant also stretches each run's final loss, so it tests the count, not the tail level; it "
+                "is caught whenever β₂ = 0.895's own run spikes")
     amp = r["amp3"]
     v.between("regime III (β₂ = 0.8): SignGD level index j = log₂(η / max |xₜ|) over the last 6k steps (L(η/2ʲ))",
               amp, 1.5, 2.5, kind="differs", source="secondary", tests="thm6.1", paper=1.0,
