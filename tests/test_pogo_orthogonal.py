@@ -415,14 +415,16 @@ def test_feasible_row_takes_the_maximum_over_every_step_and_differs():
 
 def test_hyperparameters_row_against_tuned_landing():
     """Issue 57 (b): untuned POGO-SGD ends 150 steps optimised and on the manifold (score ≤ 1); Landing at its best
-    (λ_L, η) of the grid (tuned on pilot seeds with POGO's budget), Landing at its defaults and the λ = ¼ ablation
-    all fail the same test."""
+    (λ_L, η) of the grid (tuned on pilot seeds with POGO's budget), Landing at its defaults, the λ = ¼ ablation and
+    (sceptic review) Landing whose normal step is Newton–Schulz's (λ_L = L/2 at η = 1/L) all fail the same test."""
     from theorybook.pogo_orthogonal import verdicts as vd
 
     v = vd.seeded_verdicts(0)
     row = next(r for r in v.rows if r.tests == "hyperparameters")
     assert row.kind == "reproduces" and row.outcome == "reproduces" and float(row.measured) <= 1.0
-    assert len(row.controls) == 3 and not any(c["passes"] for c in row.controls)
+    assert len(row.controls) == 4 and not any(c["passes"] for c in row.controls)
+    ns = row.controls[3]  # the sceptic's Landing with λ_L·η = ½ (its normal step = POGO's correction)
+    assert "λ_L = L/2" in ns["label"] and float(ns["measured"].split()[0]) > 1.0
     tuned = row.controls[0]
     assert f"λ_L = {vd.LANDING_TUNED['lam']:g}" in tuned["label"] and float(tuned["measured"].split()[0]) > 1.0
     assert vd.score(5e-3, 5e-6) == pytest.approx(0.5) and vd.score(1e-3, 2e-5) == pytest.approx(2.0)
