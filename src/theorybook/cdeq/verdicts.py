@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 from typing import Any
@@ -243,14 +244,19 @@ def _check_runs(digits: Any, hard: Any) -> None:
                          "run_experiment(teacher='hard', regressor=True, augment=True)")
 
 
+@functools.lru_cache(maxsize=1)
+def _derivations() -> tuple[Any, Any]:
+    """The sympy results behind :func:`deterministic_verdicts` (seconds of sympy; computed once a process)."""
+    from . import theory
+
+    return theory.anderson_weight(2), theory.picard_closed_form(3)
+
+
 def deterministic_verdicts() -> Verdicts:
     """The rows without randomness: sympy identities, ``picard_nfe_to`` and ``anderson2``."""
     import sympy as sp
 
-    from . import theory
-
-    aw = theory.anderson_weight(2)
-    pf = theory.picard_closed_form(3)
+    aw, pf = _derivations()
     v = Verdicts("C-DEQ — algebra", display=False)
     v.true("2-point Anderson: argmin ‖(1 − α₁)r₀ + α₁r₁‖² = −⟨r₀, r₁ − r₀⟩/‖r₁ − r₀‖² (the code's α₁), a minimum",
            aw.gap == 0 and aw.curvature == 0, kind="consistency", source="paper", measured=f"gap {aw.gap}, "
