@@ -176,7 +176,7 @@ def load_single(path: Path | str = SINGLE_RESULTS) -> dict[str, HeatmapResult]:
         raise TypeError(f"Invalid path: {type(path).__name__} (must be a str or Path)")
     src = Path(path)
     if not src.is_file():
-        raise FileNotFoundError(f"{src}: run bench/lmo_batch_scaling_single.py")
+        raise ValueError(f"Invalid path: {src} is not a file (the committed run: bench/lmo_batch_scaling_single.py)")
     out = json.loads(src.read_text())
     if not (isinstance(out, dict) and {"settings", "maps"} <= set(out)):
         raise ValueError(f"{src}: not the results of bench/lmo_batch_scaling_single.py")
