@@ -71,8 +71,8 @@ PAPER_CLAIMS: tuple[PaperClaim, ...] = (
                headline=True),
     PaperClaim("freq", "Prompt-GDRO's EMA-debiased score targets the intensive difficulty margin and upweights "
                "persistently hard groups without frequency bias", quoted_only=True,
-               reason_class="no measurable consequence",
-               why="measured, but not certifiable at this chapter's budget (no reason class fits: 'underpowered'): "
+               reason_class="underpowered here",
+               why="measured, but not certifiable at this chapter's budget: "
                    "bench/gdro_grpo_freq_pilot.py (pilot seeds 9014–9016, 24 runs per arm, lr 3, η_q 30, skew 0, 1, "
                    "2) runs the paper's intensive score against the ablation of the debiasing, the extensive score "
                    "(EMA of the bin's loss mass q̂_b·ℓ̄_b, everything else the same), and measures the partial rank "
