@@ -428,3 +428,22 @@ def test_pool_scan_fresh_fields_leave_out_the_chapters_pool():
         assert s["fresh_passes"] == sum(p["worst_ratio"][name] <= scan["log2T"] for p in fresh)
     offs = [o for p in fresh for o in p["tuned_offset"]]
     assert scan["fresh_tuned_offset_range"] == [min(offs), max(offs)]
+
+
+def test_pool_seed_scan_is_consistent_and_unseen():
+    """bench/results/grasp_pool_seeds.json (second sceptic review): six further run seeds on the pool scan's fresh
+    pools, none the scan's own run seed; the summary's counts and maxima are those of its runs."""
+    import json
+    import pathlib
+
+    root = pathlib.Path(__file__).parents[1] / "bench/results"
+    scan = json.loads((root / "grasp_pool_scan.json").read_text())
+    seeds = json.loads((root / "grasp_pool_seeds.json").read_text())
+    assert seeds["pools"] == scan["fresh_pool_seeds"] and scan["run_seed"] not in seeds["run_seeds"]
+    assert sorted(seeds["runs"]) == sorted(str(s) for s in seeds["run_seeds"])
+    for name, s in seeds["summary"].items():
+        vals = [x for r in seeds["runs"].values() for x in r[name]]
+        assert s["pairs"] == len(vals) == len(seeds["run_seeds"]) * len(seeds["pools"])
+        assert s["fails"] == sum(x > seeds["log2T"] for x in vals) and s["max"] == max(vals)
+    # the single anchored run fails far more often than the search on fresh pools
+    assert seeds["summary"]["one run at η̄/√T"]["fails"] > 5 * seeds["summary"]["Grasp-style"]["fails"]
