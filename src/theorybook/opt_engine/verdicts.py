@@ -195,16 +195,34 @@ _DECAY_PILOT = {
     "tsp": "pilot: the decay at 1000 records per size was sized from PILOT_SEEDS 9001 (1.00 → 0.973 at 12 cities on "
            "150 records: z ≈ 0.17·√records, so ≥ 1000 records put z near 5); threshold z(1e-3) = 3.29",
 }
-#: The registered outcome of each decay row (from the committed benches): on TSP the Or-opt search stays below the
-#: threshold; on knapsack the restarted search also decays at 5000 records (z ≈ 6), so that row is "holds, not
-#: specific" — the knob makes knapsack instances harder for local search more generally, not for the method alone.
-_KIND = {"tsp": "reproduces", "knapsack": "not_specific"}
+#: The registered outcome of each decay row (from the committed benches): on knapsack the restarted search also decays
+#: at 5000 records (z ≈ 6); on TSP the Or-opt search misses the threshold at 1000 records (z = 2.0) but passes it
+#: pooled over 8 unseen seeds (8000 records per size, z = 4.24; the sceptic's review, bench/opt_engine_decay_seeds.py).
+#: Both rows are "holds, not specific": the knob makes these instances harder for local search more generally.
+_KIND = {"tsp": "not_specific", "knapsack": "not_specific"}
 _METHOD = {"tsp": "multi-start 2-opt (nearest neighbour from every city, then 2-opt)",
            "knapsack": "greedy + local search (better of ratio greedy and best single item, then add / 1-swap moves)"}
 
 
-def _decay_row(v: Verdicts, d: Any, where: str) -> None:
-    """Record one class's decay row (``d`` a :class:`~.experiment.Decay` or its dict)."""
+def _pooled_rival(scan: dict) -> tuple[float, int, list[int], list[float], list[float]]:
+    """The unseen-seed scan of the TSP row (``bench/results/opt_engine_decay_seeds.json``): the rival's z pooled over
+    the seeds (every seed's streams are fresh instances, so k seeds = k·1000 records per size), the number of seeds,
+    the rival's misses at the larger sizes per seed, and the method's and the rival's z per seed."""
+    runs = list(scan["seeds"].values())
+    k, sizes = int(scan["design"]["count"]), scan["design"]["sizes"]
+    m = k * (len(sizes) - 1)
+    miss = [round(m * (1 - float(np.mean(r["rival"][1:])))) for r in runs]
+    acc0 = float(np.mean([r["rival"][0] for r in runs]))
+    big = 1 - sum(miss) / (m * len(runs))
+    from .experiment import _z
+
+    return (_z(acc0, k * len(runs), big, m * len(runs)), len(runs), miss, [r["z"] for r in runs],
+            [r["z_rival"] for r in runs])
+
+
+def _decay_row(v: Verdicts, d: Any, where: str, scan: dict | None = None) -> None:
+    """Record one class's decay row (``d`` a :class:`~.experiment.Decay` or its dict; ``scan`` the TSP row's
+    unseen-seed scan, whose pooled rival is a control)."""
     g = d._asdict() if hasattr(d, "_asdict") else dict(d)
     c, sizes, acc, n = g["problem"], tuple(g["sizes"]), tuple(g["acc"]), int(g["n"])
     riv = tuple(g["rival"])
@@ -212,14 +230,47 @@ def _decay_row(v: Verdicts, d: Any, where: str) -> None:
     rival, rival_tuned = _RIVAL[c]
     who = (f"multi-start 2-opt at {sizes[0]}–{sizes[-1]} cities" if c == "tsp" else
            f"greedy + add/1-swap local search at {sizes[0]}–{sizes[-1]} items")
+    per = ", ".join(f"{x:.3f}" for x in riv)
+    pooled, seeds_note, fold = [], "", ""
+    if scan is not None and scan.get("seeds"):
+        zp, ks, miss, zm, zr = _pooled_rival(scan)
+        rec = ks * int(scan["design"]["count"])
+        rate = sum(miss) / (ks * int(scan["design"]["count"]) * (len(sizes) - 1))
+        mm = sum(round(int(scan["design"]["count"]) * (len(sizes) - 1) * (1 - float(np.mean(r["acc"][1:]))))
+                 for r in scan["seeds"].values())
+        fold = f"{mm / max(sum(miss), 1):.0f}×"
+        need = (Z_DECAY + 3.09) ** 2 / rate / (len(sizes) - 1)
+        pooled = [Control(f"the same Or-opt search with more records: pooled over {ks} unseen seeds ({rec} records "
+                          f"per size; misses at 6–12 cities per seed {', '.join(map(str, miss))})", zp,
+                          why=f"the rival does decay — it is exact at 4 cities (2-opt reaches all three 4-city tours) "
+                              f"and misses {100 * rate:.2f} % of the larger instances — but at 1000 records per size "
+                              f"its z is ≈ √(misses), so the row's rival control had little power; the knapsack row "
+                              f"was re-sized so that a rival decaying as on its pilots has expected z ≥ 3.29 + 3.09, "
+                              f"a rule that asks here for ≈ {need:,.0f} records per size. Added by the sceptic's "
+                              "review",
+                          tuned="the identical rival (same starts, 2-opt, Or-opt segments 1–3) on the streams "
+                                "decay_test(seed, 'tsp') draws for each unseen seed; only the record count differs "
+                                "(bench/opt_engine_decay_seeds.py)")]
+        seeds_note = (f" Unseen seeds (bench/opt_engine_decay_seeds.py, the row's own test at 1000 records per size "
+                      f"on {', '.join(scan['seeds'])}): the method's z {min(zm):.2f}–{max(zm):.2f} (≥ 3.29 on "
+                      f"{sum(z >= Z_DECAY for z in zm)} of {ks}), the rival's {min(zr):.2f}–{max(zr):.2f} (≥ 3.29 on "
+                      f"{sum(z >= Z_DECAY for z in zr)} of {ks}); the rival's single-seed failure is a matter of "
+                      f"power (it passes iff it misses ≥ 11 of the 4000 larger instances; it misses "
+                      f"{min(miss)}–{max(miss)}), and pooled over the seeds its z is {zp:.2f}.")
+    zp_pass = bool(pooled) and pooled[0].value >= Z_DECAY
     if g["z_rival"] >= Z_DECAY:
         scope = ("Scope: the stronger search also loses accuracy with size (its z passes the same test), so the decay "
                  "is not this method's alone: the knob makes these instances harder for local search more generally, "
                  "though less for the stronger search")
+    elif zp_pass:
+        scope = (f"Scope: the stronger search also loses accuracy with size — it misses {fold} fewer of the larger "
+                 "instances, below what 1000 records per size resolve, but pooled over the unseen seeds it passes the "
+                 "same test — "
+                 "so the decay is not 2-opt's alone: the knob makes these instances harder for local search more "
+                 "generally, though far less for the stronger search")
     else:
         scope = ("Scope: the stronger search does not pass the same test, so the row shows that the knob makes these "
                  "instances harder for this fixed, bounded-neighbourhood search, not for local search in general")
-    per = ", ".join(f"{x:.3f}" for x in riv)
     v.greater(f"the size knob makes instances harder for {who} ({c}): its accuracy at {sizes[0]} {unit} minus "
               f"at {', '.join(map(str, sizes[1:]))} {unit} (pooled), {n} records per size, in s.e.", g["z"], Z_DECAY,
               kind=_KIND[c], source="paper", tests="scaling",
@@ -228,7 +279,8 @@ def _decay_row(v: Verdicts, d: Any, where: str) -> None:
                        Control(f"size knob ignored: a second sample at {sizes[0]} {unit} (accuracy "
                                f"{g['acc_repeat']:.3f})", g["z_repeat"], why=_REPEAT_WHY,
                                tuned="none needed: the same stand-in and record count",
-                               weak="a null by construction: the same distribution twice, so z ~ N(0, 1)")],
+                               weak="a null by construction: the same distribution twice, so z ~ N(0, 1)"),
+                       *pooled],
               basis=_DECAY_PILOT[c] + "; the threshold z(1e-3) = 3.29 gives a null a one-sided false-pass rate 5e-4; "
                     "the rival is put through the same z on the same records (decided before it was run on the "
                     "chapter's seed)",
@@ -238,11 +290,11 @@ def _decay_row(v: Verdicts, d: Any, where: str) -> None:
                    f"{per} (z = {g['z_rival']:.2f}). {where} {scope}; not the paper's PTR collapse "
                    f"(language models, quoted only). The SIR proxy (HiGHS on the parsed text, first {g['n_sir']} "
                    f"records at {sizes[0]} and {sizes[-1]} {unit}: {g['sir'][0]:.3f} → {g['sir'][1]:.3f}) is exact by "
-                   "construction and is reported, not counted as a control" + (
+                   "construction and is reported, not counted as a control." + seeds_note + (
                        "" if c == "tsp" else
-                       ". Sceptic review (independent numpy, its own generator, seed 7001, 600 records per size): "
+                       " Sceptic review (independent numpy, its own generator, seed 7001, 600 records per size): "
                        "with 1-for-2 and 2-for-1 swaps added the decay remains (z = 3.8), so the decay is not the "
-                       "1-swap neighbourhood's alone"))
+                       "1-swap neighbourhood's alone."))
 
 
 def load_bench() -> dict:
@@ -258,6 +310,9 @@ def load_bench() -> dict:
         r = json.loads((root / f).read_text())
         out[c] = r[c]
         out["runs"][c] = {k: r.get(k) for k in ("machine", "seed", "cpu_seconds", "design")}
+    seeds = root / "opt_engine_decay_seeds.json"
+    if seeds.exists():
+        out["tsp_seeds"] = json.loads(seeds.read_text())
     return out
 
 
@@ -274,7 +329,7 @@ def bench_verdicts(results: dict) -> Verdicts:
         r = results.get("runs", {}).get(c, {})
         m = r.get("machine") or {}
         _decay_row(v, results[c], f"From {script[c]} (seed {r.get('seed')}, {m.get('cpu', '?')}, "
-                                  f"{r.get('cpu_seconds')} s CPU).")
+                                  f"{r.get('cpu_seconds')} s CPU).", results.get("tsp_seeds") if c == "tsp" else None)
     return v
 
 
