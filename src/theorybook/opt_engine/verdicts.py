@@ -279,7 +279,8 @@ def _decay_row(v: Verdicts, d: Any, where: str, scan: dict | None = None) -> Non
                        Control(f"size knob ignored: a second sample at {sizes[0]} {unit} (accuracy "
                                f"{g['acc_repeat']:.3f})", g["z_repeat"], why=_REPEAT_WHY,
                                tuned="none needed: the same stand-in and record count",
-                               weak="a null by construction: the same distribution twice, so z ~ N(0, 1)"),
+                               weak="a null by construction: the same distribution twice, so z ~ N(0, 1)" + (
+                                   "; on TSP exactly 0, as 2-opt is exact at 4 cities" if c == "tsp" else "")),
                        *pooled],
               basis=_DECAY_PILOT[c] + "; the threshold z(1e-3) = 3.29 gives a null a one-sided false-pass rate 5e-4; "
                     "the rival is put through the same z on the same records (decided before it was run on the "
