@@ -115,8 +115,8 @@ def spiral_rows(spirals: Iterable[Spiral], title: str = "Adam — spiral around 
                 note=f"{s.turns} turns in window {s.window}: the derived Jacobian's angle, read off a trajectory")
         v.close(f"regime {reg} {s.setting}: det J from the Casoratian of ωₜ − ω* = β₁β₂^(−k/(2(k−2)))", s.det,
                 s.fp.det, rtol=1e-4, kind="consistency", source="derived",
-                basis="model: nonlinear terms move ln Q_t by O(1e-2) over a rise of ≥ 5 across the window",
-                note="slope of ln Q_t, Q_t = d_(t+1)² − d_t d_(t+2): det J < 1 is exactly Eq. 8")
+                basis="model: nonlinear terms move ln Qₜ by O(1e-2) over a rise of ≥ 5 across the window",
+                note="slope of ln Qₜ, Qₜ = d_(t+1)² − dₜd_(t+2): det J < 1 is exactly Eq. 8")
     return v
 
 
@@ -125,7 +125,7 @@ def fixed_point_rows(lr: float = 1e-3, steps: int = 3000) -> Verdicts:
     fp = fixed_point(4, 0.9, 0.93, lr)
     path = adam_path(4, 0.9, 0.93, lr, steps)
     v = Verdicts("Adam — fixed point", display=False)
-    basis = "model: |eig J|^3000 < 1e-21; rounding of m/x³ ~ 1e-15; the (1−β₂)x² correction < 1e-40"
+    basis = "model: |eig J|³⁰⁰⁰ < 1e-21; rounding of m/x³ ~ 1e-15; the (1−β₂)x² correction < 1e-40"
     v.close(f"ωₜ → ω* at (4, 0.9, 0.93), t = {steps}", path.omega[-1], fp.omega, rtol=1e-9, kind="consistency",
             source="derived", basis=basis, note="the derived fixed point is the one the recurrence settles at")
     v.close(f"λₜ → λ* at (4, 0.9, 0.93), t = {steps}", path.lam[-1], fp.lam, rtol=1e-9, kind="consistency",
@@ -189,7 +189,7 @@ def mixed_rows(race: MixedRace) -> Verdicts:
     inside = all(bool(mx.interior[n].all()) for n in ("gd", "heavy_ball", "adam", "normalized_gd"))
     tuned = "the same half-decade η grid (1e-4…1e2), budgets and start as every method; best η per budget"
     v.greater(f"Sec. 7, mixed loss ¼(x−y)² + (x+y)⁴/16 from {MIXED_START}: Adam beats tuned GD and heavy ball along "
-              f"x + y — its lead (best |x_T + y_T| of either ÷ Adam's), worst of T = "
+              f"x + y — its lead (best |x_(T) + y_(T)| of either ÷ Adam's), worst of T = "
               f"{', '.join(map(str, mx.budgets))}, is above 1", worst, 1.0, kind="not_specific", source="secondary",
               tests="mixed",
               control=[Control("normalized GD (η g/‖g‖): the same lead", ngd,
@@ -277,7 +277,7 @@ def headline(r: Mapping[str, Any], *, display: bool = True) -> Verdicts:
                              "steps 2000–20000", r["coupled_rate8"], why="the ablation that removes exactly the "
                              "decoupling of vₜ from gₜ² that the paper credits",
                              tuned="none needed: the chapter's β₁ = 0.9, η = 1e-3, start and window; only β₂ = 0")],
-            basis="model: median over [2000, floor): transient ≤ |eig|^2000 < 1e-13, rounding 1e-16",
+            basis="model: median over [2000, floor): transient ≤ |eig|²⁰⁰⁰ < 1e-13, rounding 1e-16",
             note="linear convergence at Eq. 10's rate; GD's and momentum's ratios creep towards 1 (sublinear), and "
                  "so does the coupled ablation's. Linear convergence itself is not Adam's alone: Polyak's step "
                  f"contracts by {r['polyak_rate8']:.4f} per step, faster; the row tests Adam's rate, which no control "
@@ -335,7 +335,7 @@ def headline(r: Mapping[str, Any], *, display: bool = True) -> Verdicts:
         why = ("the existence boundary Eq. 9 (exponent (k−1)/(2(k−2))) read as the stability boundary"
                if Fraction(lab) == Fraction(k - 1, 2 * (k - 2)) else
                "a rival stability law with as many free parameters (one exponent of β₂)")
-        return Control(f"boundary β₁ < β₂^{lab}", val, why=why,
+        return Control(f"boundary β₁ < β₂^({lab})", val, why=why,
                        tuned="none needed: the same cells and runs scored against the rival exponent")
 
     v.greater("phase diagram, k=4: convergence agrees with Eq. 8 off the boundary", r["pd_agreement"], 0.99,
@@ -420,7 +420,7 @@ def headline(r: Mapping[str, Any], *, display: bool = True) -> Verdicts:
                               r["amp_signgd"], why="the dynamics that sits at the notes' level L(η/2) by "
                               "construction: the measurement must tell it from regime III",
                               tuned="none needed: no free parameter (η = 1e-3, start x₀ = η/2)"),
-              basis="model: the rival levels L(η/2^j) differ by 2^(4) = 16 in loss; the amplitude is assigned to "
+              basis="model: the rival levels L(η/2ʲ) differ by 2^(4) = 16 in loss; the amplitude is assigned to "
                     "the nearest j on a log scale (half-integers the boundaries), a rule fixed once issue 44 named "
                     "the rivals L(η/4), L(η/8) — the amplitude 0.29η was then already known",
               scan=Scan("(β₁, β₂) in regime III", tuple(str(p) for p in r["amp3_scan"]),
@@ -437,7 +437,7 @@ def headline(r: Mapping[str, Any], *, display: bool = True) -> Verdicts:
                             tuned=same),
                     Control("regime II run: same median", R[1], why="the run nearest in β₂ to regime III's, decoupled "
                             "only once its fixed point is approached", tuned=same)],
-           basis="model: a decoupled run has Rₜ ≥ e^(t(−ln β₂)/(k−2)) ≥ e^50 by step 1000; 100 = within two "
+           basis="model: a decoupled run has Rₜ ≥ e^(t(−ln β₂)/(k−2)) ≥ e⁵⁰ by step 1000; 100 = within two "
                  "decades of 1",
            scan=Scan("(β₁, β₂) in regime III", tuple(str(p) for p in r["R3_scan"]),
                      tuple(float(x) for x in r["R3_scan"].values())),
@@ -480,7 +480,7 @@ def headline(r: Mapping[str, Any], *, display: bool = True) -> Verdicts:
                             why="deeper below the threshold: the run never converges but falls into SignGD's 2-cycle "
                                 "xₜ = ±η/2, whose per-step ratio is a constant −1", tuned=same)],
            basis="model: above the threshold the ratio's O(1) deviation shrinks by |f'(u*)| ≈ 0.89 per step, to "
-                 "≤ 0.89^150 ≈ 3e-8 by the tail window (the run reaches the floor after ~170 steps at rate 0.51); "
+                 "≤ 0.89¹⁵⁰ ≈ 3e-8 by the tail window (the run reaches the floor after ~170 steps at rate 0.51); "
                  "below it a period-2 orbit keeps an O(0.1) spread",
            note="stable above the threshold, flipped (period 2) just below it; a decade below (β₂ = 0.01) RMSProp does "
                 "not converge at all (SignGD's 2-cycle ±η/2), and its constant ratio −1 passes the spread test: the "
@@ -533,11 +533,11 @@ def headline(r: Mapping[str, Any], *, display: bool = True) -> Verdicts:
                 note="Remark 5.8's log(1/ε) count in its exact form")
     v.close("regime I decouples: ln Rₜ grows by −ln β₂/(k−2) per step", r["lnR_slope"], -np.log(0.91) / 2,
             rtol=1e-3, kind="consistency", source="derived",
-            basis="model: the transient |eig|^1000 ≈ 4e-3 moves ln R by ≪ the rise of 94 over the window",
+            basis="model: the transient |eig|¹⁰⁰⁰ ≈ 4e-3 moves ln R by ≪ the rise of 94 over the window",
             note="v ~ β₂ᵗ and g² ~ r*^((2k−2)t)")
     v.close("RMSProp β₂=0.07: ratio deviation multiplier = f'(u*) of u' = γu(1−u)²", r["mult07"],
             r["mult07_theory"], rtol=1e-4, kind="consistency", source="derived",
-            basis="model: median of δ_(t+1)/δ_t for 1e-11 ≤ |δ| ≤ 1e-4: nonlinearity ≤ 1e-4, rounding ≤ 1e-5",
+            basis="model: median of δ_(t+1)/δₜ for 1e-11 ≤ |δ| ≤ 1e-4: nonlinearity ≤ 1e-4, rounding ≤ 1e-5",
             note="the 1-D map's linearisation, read off the run")
     tr05, (cyc_a, cyc_b) = np.asarray(r["tr05"]), r["cyc"]
     for name, val, pred in (("lower", tr05.min(), cyc_a), ("upper", tr05.max(), cyc_b)):
@@ -551,6 +551,6 @@ def headline(r: Mapping[str, Any], *, display: bool = True) -> Verdicts:
                 note="a flipped fixed point still converges linearly")
     v.extend(fixed_point_rows())  # ω_t → ω*, λ_t → λ*
     v.extend(spiral_rows(r["spirals"]))  # period and det J of the spiral, measured, vs the closed form
-    v.close("k=4, β₂=0.99: λ_T → λ*", r["lam_T"], r["lam_star"], rtol=1e-9, kind="consistency", source="derived",
-            basis="model: |eig|^6000 < 1e-100; rounding ~1e-15", note="the derived λ* at another β₂")
+    v.close("k=4, β₂=0.99: λ_(T) → λ*", r["lam_T"], r["lam_star"], rtol=1e-9, kind="consistency", source="derived",
+            basis="model: |eig|⁶⁰⁰⁰ < 1e-100; rounding ~1e-15", note="the derived λ* at another β₂")
     return v
