@@ -70,8 +70,11 @@ def _build_finished(app: Sphinx, exception: Exception | None) -> None:
             continue
         import plain_notebook
 
-        resolver, caption = plain_notebook.sphinx_resolver(app, str(doc), plain_notebook.glue_values(nb))
-        plain_notebook.plain_notebook(nb, resolver, caption)
+        try:
+            resolver, caption = plain_notebook.sphinx_resolver(app, str(doc), plain_notebook.glue_values(nb))
+            plain_notebook.plain_notebook(nb, resolver, caption)
+        except Exception as err:  # noqa: BLE001 - the download stays MyST; test_notebooks_read_without_the_book says so
+            print(f"takeaways: {doc}: the notebook's prose was not made plain ({err!r})", file=sys.stderr)
         out = Path(app.outdir) / "_sources" / doc.with_suffix(".ipynb")
         out.parent.mkdir(parents=True, exist_ok=True)
         nbformat.write(nb, str(out))
