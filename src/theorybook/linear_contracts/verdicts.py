@@ -12,14 +12,13 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import torch
 
 from ..check import Control, PaperClaim, Scan, Verdicts, z_threshold
-from ..device import one_thread, to_numpy
+from ..device import one_thread
 from ..fit import loglog_slope
 from ..validate import integer
 from .brute_force import attainment_gap, brute_force_parity, monotonicity_gap
-from .engine import ContractTypes, SweepResult, eum, quantile_band, random_types, sample_types, sup_deviation
+from .engine import ContractTypes, SweepResult, quantile_band, random_types
 from .experiment import (
     BERNOULLI_P,
     COR_ACTIONS,
@@ -53,8 +52,7 @@ from .theory import (
     derive_piece_deviation,
 )
 
-__all__ = ["PAPER_CLAIMS", "SLOPE_BAND", "GROWTH_C", "MONO_T100", "COR_MISFIT_MAX", "M_SCAN", "outcome_invariance",
-           "seeded_verdicts",
+__all__ = ["PAPER_CLAIMS", "SLOPE_BAND", "GROWTH_C", "MONO_T100", "COR_MISFIT_MAX", "seeded_verdicts",
            "deterministic_verdicts", "headline"]
 
 PAPER_CLAIMS: tuple[PaperClaim, ...] = (
@@ -293,36 +291,6 @@ def _confidence_row(v: Verdicts, cs: ConfidenceStudy) -> None:
                 "'optimal') is quoted, not tested")
 
 
-#: The numbers of outcomes over which :func:`outcome_invariance` re-spreads the same expected rewards.
-M_SCAN = (2, 6, 60)
-
-
-def outcome_invariance(n_types: int = 100, n_actions: int = 10, s: int = 200, reps: int = 20) -> float:
-    """Largest change of sup|Û_s − U| and of EUM's α̂ (same samples) when the outcome laws of
-    ``random_types(n_types, n_actions, 6)`` are replaced by laws over m ∈ :data:`M_SCAN` outcomes (mass R on the
-    top outcome, 1 − R on the zero outcome) with the same expected rewards R and costs: 0 up to round-off, since
-    linear contracts see F only through R = F·r."""
-    T = integer("n_types", n_types, 2, 10_000)
-    n = integer("n_actions", n_actions, 2, 1000)
-    S = integer("s", s, 1, 100_000)
-    B = integer("reps", reps, 1, 10_000)
-    base = random_types(T, n, N_OUTCOMES, seed=POP_SEED + 2)
-    idx = sample_types(T, S, B, seed=POP_SEED + 3)
-    ref_dev = to_numpy(sup_deviation(base, idx))
-    ref_alpha = to_numpy(eum(base, idx).alpha_hat)
-    R = base.R.cpu()
-    worst = 0.0
-    for m in M_SCAN:
-        F = torch.zeros(T, n, m, dtype=torch.float64)
-        F[..., m - 1] = R
-        F[..., 0] = 1.0 - R
-        alt = ContractTypes(F, base.costs.cpu(), torch.linspace(0.0, 1.0, m, dtype=torch.float64),
-                            device=base.device)
-        worst = max(worst, float(np.abs(to_numpy(sup_deviation(alt, idx)) - ref_dev).max()),
-                    float(np.abs(to_numpy(eum(alt, idx).alpha_hat) - ref_alpha).max()))
-    return worst
-
-
 def _mono_population(n: int) -> ContractTypes:
     return chapter_population(n) if n <= 10 else random_types(MONO_T100, n, N_OUTCOMES, seed=POP_SEED)
 
@@ -382,14 +350,6 @@ def _deterministic_verdicts() -> Verdicts:
     v.less("engine = brute force: |α* − α*_bf| + |U* − U*_bf|", worst["alpha_star"] + worst["u_star"], 1e-12,
            kind="consistency", source="derived", basis="model: float64 round-off",
            note="brute-force optimum over the grid and all kinks")
-    m_dev = outcome_invariance()
-    v.less(f"m-independence (exact): sup|Û_s − U| and EUM's α̂ unchanged when every action's outcome law is re-spread "
-           f"over m = {', '.join(str(m) for m in M_SCAN)} outcomes with the same expected rewards R (max |Δ|)",
-           m_dev, 1e-12, kind="consistency", source="derived", basis="model: float64 round-off of R = F·r",
-           note="the agent maximises αR_i − c_i and the principal receives (1 − α)R: both see F only through R = F·r, "
-                "so for a given law of (R, c) the sample complexity cannot depend on m — an identity, not an "
-                "experiment (a scan of m on random_types would show only how its Dirichlet law of R changes with m). "
-                "Checked here on the engine: n = 10 actions, 100 types, 20 samples of s = 200")
     pops = {n: _mono_population(n) for n in MONO_ACTIONS}
     gaps_p = {n: monotonicity_gap(p, "principal") for n, p in pops.items()}
     gaps_u = {n: monotonicity_gap(p, "principal", quantity="utility") for n, p in pops.items()}
