@@ -329,7 +329,8 @@ def seeded_verdicts(seed: int, result: Experiment | None = None) -> Verdicts:
                 "risk measured on the N = 20,000 population. Without a drift term the bound fails, so some charge "
                 "for the flips is needed; but the counting charge (m/n)·s_max, which is W₁ = m/n priced at s_max, "
                 "holds too, so the test cannot tell the paper's (m/n)^(1/p) term from plain counting (review "
-                "2026-12: the counting bound held on seed 0 and 20 unseen seeds 7001–7020, worst −0.026)")
+                "2026-12: the counting bound held on seed 0 and on the 20 unseen seeds 7001–7020; a test re-runs the "
+                "one closest to failing, 7018)")
 
     # --- Theorem 3.13 (full performativity) -------------------------------------------------------------
     gap = to_numpy(ex.full.gap)
