@@ -226,9 +226,12 @@ def run(task: Task, arm: str, lr_mult: float, seed: int, stop_after: int | None 
             break
         x, y = next(data)
         c0 = time.thread_time()
-        opt.zero_grad(set_to_none=True)
-        task.loss(net, x, y).backward()
-        opt.step()
+        try:
+            opt.zero_grad(set_to_none=True)
+            task.loss(net, x, y).backward()
+            opt.step()
+        except RuntimeError:  # e.g. pytorch_optimizer.Shampoo's SVD of non-finite statistics at a large lr
+            return {"steps": None, "cpu_s": cpu, "ce": math.nan, "diverged": True}
         cpu += time.thread_time() - c0
     return {"steps": None, "cpu_s": cpu, "ce": ce}
 
