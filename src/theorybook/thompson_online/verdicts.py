@@ -266,9 +266,11 @@ def exact_verdicts(*, argmax_err: float, quad_err: float, foc: Any, pos_residual
     v.close("DP on the grid: R₂(TS) = 7/(4√(2π))", float(R_ts[2]), r2_exact, atol=1e-4, kind="consistency",
             source="derived", basis="model: interpolation error O(Δ²) with Δ = 0.0075 is ~1e-6; 1e-4 leaves room",
             note="the DP against sympy's two-step value: an independent check of the backward induction.")
+    shown = {"ts": "TS", "optimal": "optimum", "tempered_shutdown": "tempered + shutdown"}  # names, not keys
     for p in GRID_CHECKED:
         jump = p in ("shutdown", "tempered_shutdown")
-        v.less(f"grid ÷2 (1601 → 801 points) changes R₂₀₀({p}) by (relative)", float(grid_change[p]), 1e-3,
+        v.less(f"grid ÷2 (1601 → 801 points) changes R₂₀₀({shown.get(p, p)}) by (relative)", float(grid_change[p]),
+               1e-3,
                kind="consistency", source="derived",
                basis="model: the DP's error shrinks at least linearly in the grid step Δ (O(Δ²) for a smooth "
                      "policy, O(Δ) where a policy jumps), so the 1601-point value lies within the halving change of "
