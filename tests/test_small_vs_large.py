@@ -258,6 +258,9 @@ def test_chapter_seeded_verdicts_hold():
     assert init.tests == "layerwise" and init.outcome == "not_specific" and len(init.controls) == 2
     assert not init.controls[0]["passes"] and init.controls[1]["passes"] and "global learning rate" in \
         init.controls[1]["label"]
+    # the ratio row: chance (second fresh stream) and batch reuse (each fresh batch used twice) both fail it
+    ratio = next(r for r in repro if r.tests == "layerwise")
+    assert len(ratio.controls) == 2 and "batch reuse" in ratio.controls[1]["label"]
     # the toy rows carry the fresh-samples arm at the same compute (true labels for Thm 1, random for Cor 2)
     for tid, word in (("thm1", "fresh samples"), ("cor2", "fresh random")):
         row = next(r for r in repro if r.tests == tid)

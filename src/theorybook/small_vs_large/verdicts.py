@@ -9,8 +9,9 @@ the stochastic rows, built from one seed at the chapter's scale:
 * two-phase training against population GD in the toy (Theorem 1, Corollary 2) — control: population GD itself
   (Phase 1 on the population moment, i.e. N = ∞);
 * the layer-wise schedule in the MLP race at (16, 4)-parity (:func:`~.experiment.race_study`): a larger second
-  layer speeds fresh training, and the repeated set grows ‖a‖/‖W‖_F early — control: a second, independent stream
-  of fresh samples.
+  layer speeds fresh training, and the repeated set grows ‖a‖/‖W‖_F early — controls: a second, independent stream
+  of fresh samples; a global learning rate ×:data:`LR_RIVAL` (init row: it passes, 'holds, not specific'); batch
+  reuse ×:data:`REUSE` (ratio row).
 
 :func:`scan_verdicts` — the regime rows from the committed ``bench/results/small_vs_large.json``: the race over
 (parity dimension d, repeated-set size N), the repeated set's paired speed-up against a second fresh stream and the
@@ -59,14 +60,26 @@ from .experiment import (
 from .race import REGIMES, RaceRun, mlp_race
 from .scan import paired_stats
 
-__all__ = ["LR_RIVAL", "FULL_BATCH_BOUND", "PAPER_CLAIMS", "PILOT", "deterministic_verdicts", "dilution_null",
+__all__ = ["LR_RIVAL", "LR_RIVAL_PILOT", "REUSE",
+           "FULL_BATCH_BOUND", "PAPER_CLAIMS", "PILOT", "deterministic_verdicts", "dilution_null",
            "full_batch_medians", "load_lr_results", "scan_verdicts",
            "seeded_verdicts"]
 
-#: The init row's rival: a global learning rate ×LR_RIVAL at init ×1. The attack (issue 57) first ran ×2 and ×4 at
-#: the chapter's seed (1.56 and 1.27); the choice rule — best of {×2, ×4} on pilot seed 9001 (1.75 and 1.75), ties
-#: to the smaller step — gives ×2, as the chapter's seed would have.
-LR_RIVAL = 2.0
+#: The init row's rival: a global learning rate ×LR_RIVAL at init ×1. History: the first attack (issue 57) ran ×2
+#: and ×4 at the chapter's seed (1.56 and 1.27), then chose ×2 by the best of {×2, ×4} on pilot seed 9001 (a tie,
+#: 1.75/1.75, to the smaller). The second sceptic's rule, fixed before its pilot runs: the grid {×1.5, ×2, ×3, ×4},
+#: the largest mean of the row's statistic over pilot seeds 9001–9010, ties to the smaller — gives ×3
+#: (:data:`LR_RIVAL_PILOT`); ×3 lies between the old grid's points, so the old grid missed the strongest step.
+LR_RIVAL = 3.0
+#: The rival's statistic (steps at lr ×1 / at lr ×c, medians over the race's seeds) on pilot seeds 9001–9010, per c:
+#: (min, mean, max).
+LR_RIVAL_PILOT: dict[float, tuple[float, float, float]] = {
+    1.5: (1.27, 1.36, 1.44), 2.0: (1.50, 1.61, 1.75), 3.0: (1.71, 1.96, 2.29), 4.0: (1.33, 1.57, 1.88)}
+#: The ratio row's batch-reuse rival: each fresh mini-batch used for REUSE consecutive steps (two passes, the
+#: published batch-reuse scheme the paper rules out as the explanation; not tuned: a larger reuse is a small repeated
+#: set for that many steps, the paper's own mechanism). Pilot seeds 9001–9010 (fresh stream over the race's fresh
+#: stream at the ratio step): min 1.14, mean 1.25, max 1.38 (sd 0.07); reuse 4 for comparison: 1.52–1.74.
+REUSE = 2
 #: The full-batch row's bound on steps(N = 2¹⁵)/steps(N = 2¹¹), fixed before the bench ran: pilot seed 9001 (two
 #: runs, (24, 4)-parity) measured 0.97; the paper's ~100× over 2¹⁴ → 2²⁰, interpolated as a power law to our 2¹¹ →
 #: 2¹⁵ (a factor 16 in N against 64), is 100^(4/6) ≈ 21.5.
@@ -246,24 +259,43 @@ def seeded_verdicts(seed: int = CHAPTER_SEEDS[0], *, device: Any = None, race: R
                                "untouched): steps at lr ×1 / at lr ×" + f"{LR_RIVAL:g}", lr_rival,
                                why="the simplest change that needs no second layer: does a larger second layer do "
                                    "more than any larger step would? (sceptic's attack, issue 57)",
-                               tuned=f"the ×{LR_RIVAL:g} is the best of the grid {{×2, ×4}} on pilot seed 9001 "
-                                     "(1.75 and 1.75: ties go to the smaller step; at the chapter's seed, run first "
-                                     "in the attack, ×2 gave 1.56 and ×4 1.27); the race's seeds, steps, evaluation "
-                                     "grid and target")],
+                               tuned=f"the ×{LR_RIVAL:g} is the best of the grid {{×1.5, ×2, ×3, ×4}} by the mean of "
+                                     "this statistic over pilot seeds 9001–9010 (" + ", ".join(
+                                         f"×{c:g}: {lo:.2f}–{hi:.2f}, mean {mu:.2f}"
+                                         for c, (lo, mu, hi) in LR_RIVAL_PILOT.items())
+                                     + "; rule fixed before those runs, ties to the smaller step; an earlier grid "
+                                       "{×2, ×4} on seed 9001 alone chose ×2); the race's seeds, steps, evaluation "
+                                       "grid and target")],
               basis="pilot: seeds 9001–9010: " + _stats("init_speedup") + "; control " + _stats("speedup_control")
                     + "; 1.3 is ≥ 4 pilot sd from both means",
               note=f"{cfg}; medians {r['steps_fresh']:.0f} (×1) and {r['steps_fresh_x4']:.0f} (×4): a larger "
                    "second layer multiplies the first layer's gradient. Holds, not specific: a larger global step "
                    "speeds fresh training too, so the row shows that the first layer's effective step gates the "
                    "speed — which the layer-wise-schedule reading needs — not that the second layer is special")
+    e_r = int((race.eval_steps == RACE_RATIO_STEP).nonzero()[0, 0])
+    reuse_run = mlp_race(**{**RACE, "scales": (1.0,), "steps": RACE_RATIO_STEP, "reuse": REUSE}, seed=s, device=device)
+    fi = REGIMES.index("fresh")
+    reuse_gain = float(reuse_run.ratio[0, fi, :, -1].double().mean() / race.ratio[0, fi, :, e_r].double().mean())
     v.greater(f"‖a‖/‖W‖_F at step {RACE_RATIO_STEP}: repeated N = {RACE['n_small']:,} over fresh (mean over seeds)",
               r["ratio_gain"], 1.4, kind="reproduces", source="paper", tests="layerwise",
-              control=Control("a second, independent fresh stream over fresh samples", r["ratio_gain_control"],
-                              why="chance alone: what the quotient is when the data are not repeated",
-                              tuned="none needed: the same race, seeds and step as the method"),
+              control=[Control("a second, independent fresh stream over fresh samples", r["ratio_gain_control"],
+                               why="chance alone: what the quotient is when the data are not repeated",
+                               tuned="none needed: the same race, seeds and step as the method"),
+                       Control(f"batch reuse: fresh samples, each mini-batch used for {REUSE} consecutive steps, "
+                               "over fresh", reuse_gain,
+                               why="the rival explanation the paper rules out (batch reuse): does any short-term "
+                                   "reuse of samples grow ‖a‖ as much, or does it take a small repeated set? "
+                                   "(second sceptic's review)",
+                               tuned=f"not tuned: {REUSE} passes per batch is the published scheme; a larger reuse "
+                                     "is a small repeated set for that many steps, the paper's own mechanism (reuse "
+                                     "4 on pilot seeds 9001–9010: 1.52–1.74, it passes). The race's seeds, W₀, a₀, "
+                                     "batch, lr and step")],
               basis="pilot: seeds 9001–9010: " + _stats("ratio_gain") + "; control " + _stats("ratio_gain_control")
                     + "; 1.4 is ≥ 4.6 pilot sd from both means",
-              note=f"{cfg}: the sampling bias grows the second layer early, the observable of the abstract")
+              note=f"{cfg}: the sampling bias grows the second layer early, the observable of the abstract. Batch "
+                   f"reuse ×{REUSE} grows it {reuse_gain:.2f}× (pilot 1.14–1.38, sd 0.07: about 2 sd below 1.4, so "
+                   "the margin over this rival is narrower than over chance); every arm is still near chance "
+                   "accuracy at this step, so the quotient is not progress")
     return v
 
 
@@ -339,8 +371,12 @@ def scan_verdicts(results: dict[str, Any] | None = None, *, rerun: dict[str, Any
                    "review: the scan's z re-derived from the committed per-seed log speed-ups with independent code "
                    "(7.73 at d = 24, N = 4,096; control 2.18, ablation −0.12: match); with both arms at a second-layer "
                    "learning rate ×4 (the η_a row's bench) the repeated set still wins at every winning point, so the "
-                   "win is not an artefact of fresh training's second-layer step alone. A fresh-stream baseline at "
-                   "its own tuned global learning rate was not run (CPU budget)")
+                   "win is not an artefact of fresh training's second-layer step alone. The scan's lr 0.5 is below "
+                   "fresh training's best global step (×3 is best on the init row's pilots, halving fresh steps); a "
+                   "second sceptic's probe at d = 24, N = 4,096, seed sets 101–102 (24 seeds), both arms at lr ×3: "
+                   "repeated over fresh 1.13× (z 2.6; control 1.07×, z 1.5) against 1.26× (z 5.8) at lr ×1 on the "
+                   "same seeds — the win shrinks and is not resolved at a tuned step on 24 seeds; the full scan at "
+                   "a tuned step was not run (CPU budget)")
     dr, dc = _diff(pts, "rep", "rep_x4"), _diff(pts, "ctrl", "ctrl_x4")
     eff = [i for i, st in enumerate(rep) if st["z"] >= thr]
     z1 = z_threshold(1e-3, 1)
