@@ -12,8 +12,14 @@ import time
 import torch
 
 from theorybook.annealing_robustness.theory import fit_exponent
-from theorybook.annealing_robustness.worst_case import (EXPERIMENT_PATHS, EXPERIMENT_RHO, EXPERIMENT_T,
-                                                         WINDOW_ANNEALED, default_deltas, family_run)
+from theorybook.annealing_robustness.worst_case import (
+    EXPERIMENT_PATHS,
+    EXPERIMENT_RHO,
+    EXPERIMENT_T,
+    WINDOW_ANNEALED,
+    default_deltas,
+    family_run,
+)
 
 SCHED = (("fixed", None), ("polynomial", 1), ("polynomial", 2))
 seeds = range(9101, 9113) if len(sys.argv) < 2 else [int(s) for s in sys.argv[1:]]
