@@ -465,12 +465,10 @@ def test_pdf_navigates_like_a_book(built_book):
     assert not wrong, f"contents entries without their page number: {wrong[:5]}"
 
 
-def test_executed_notebooks(built_book):
-    """Each chapter's download is an executed notebook: its code cells carry the build's outputs, and its first cell
-    says how to install ``theorybook`` to run it again (scripts/takeaways.py)."""
+def _chapter_notebooks(bad: list[str]):
+    """(page, notebook) of every chapter's download (``_sources/<doc>.ipynb``); a missing one is added to ``bad``."""
     import nbformat
 
-    bad = []
     for page in PAGES:
         if not is_chapter(page):
             continue
@@ -478,7 +476,14 @@ def test_executed_notebooks(built_book):
         if not path.is_file():
             bad.append(f"{page}: no {path.relative_to(HTML)}")
             continue
-        nb = nbformat.read(str(path), as_version=4)
+        yield page, nbformat.read(str(path), as_version=4)
+
+
+def test_executed_notebooks(built_book):
+    """Each chapter's download is an executed notebook: its code cells carry the build's outputs, and its first cell
+    says how to install ``theorybook`` to run it again (scripts/takeaways.py)."""
+    bad: list[str] = []
+    for page, nb in _chapter_notebooks(bad):
         code = [c for c in nb.cells if c.cell_type == "code"]
         with_out = sum(bool(c.get("outputs")) for c in code)
         if not code or with_out < max(1, len(code) // 2):
@@ -497,22 +502,14 @@ def test_notebooks_read_without_the_book(built_book):
     import html as htmllib
     import sys
 
-    import nbformat
     from nbconvert import HTMLExporter
 
     sys.path.insert(0, str(ROOT / "scripts"))
     import plain_notebook
 
     exporter = HTMLExporter(template_name="classic")
-    bad = []
-    for page in PAGES:
-        if not is_chapter(page):
-            continue
-        path = HTML / "_sources" / page.replace(".html", ".ipynb")
-        if not path.is_file():
-            bad.append(f"{page}: no download")
-            continue
-        nb = nbformat.read(str(path), as_version=4)
+    bad: list[str] = []
+    for page, nb in _chapter_notebooks(bad):
         shown_nb = copy.deepcopy(nb)
         for c in shown_nb.cells:  # code is code: a role inside a Python string is not the reader's prose
             if c.cell_type == "code":

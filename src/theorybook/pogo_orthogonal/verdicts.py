@@ -177,27 +177,38 @@ def matched_gap_infeasibility(trace: Trace, gap: float) -> float:
     return next((i for g, i in zip(trace.gap, trace.infeas, strict=True) if g <= gap), math.inf)
 
 
-def vadam_recorrected(seed: int, lr: float, steps: int, device=None) -> float:
-    r"""The plant of the VectorAdam row: POGO-VectorAdam's own run (the same problems, start, η, betas and
-    steps) with the λ = ½ correction :math:`X \leftarrow X + \tfrac12(X - XX^\top X)` applied a second time after
-    every step, which takes each step's ¾e² error to round-off. Returns max_i ‖XXᵀ − I‖_F over all steps: the
-    paper's effect ("keeps orthogonality at all times") at the paper's size, in the method's own arm."""
+def _recorrected(seed: int, lr: float, steps: int, base: str, repeats: int, tol: float | None,
+                 device=None) -> float:
+    """POGO's own run on the chapter's Procrustes problems with the λ = ½ correction applied again after every
+    step, up to ``repeats`` times (stopping early once max_i ‖XXᵀ − I‖_F ≤ ``tol``, when given); max_i ‖XXᵀ − I‖_F
+    over all steps."""
     seed = validate.integer("seed", seed, 0, 2**63 - 1)
     lr = validate.number("lr", lr, 0.0, 1e6, low_open=True)
     steps = validate.integer("steps", steps, 1, 100_000)
     prob = procrustes_problem(PROCRUSTES["b"], PROCRUSTES["p"], seed, dtype=torch.float32,
                               device=resolve_device(device))
     param = torch.nn.Parameter(prob.X0.clone())
-    opt = POGO([param], lr, base="vadam")
+    opt = POGO([param], lr, base=base)
     worst = float(infeasibility(param.detach()).max())
     for _ in range(steps):
         param.grad = prob.grad(param.detach())
         opt.step()
         with torch.no_grad():
-            X = param.detach()
-            param.copy_(X + 0.5 * (X - X @ X.mT @ X))
+            for _ in range(repeats):
+                if tol is not None and float(infeasibility(param.detach()).max()) <= tol:
+                    break
+                X = param.detach()
+                param.copy_(X + 0.5 * (X - X @ X.mT @ X))
         worst = max(worst, float(infeasibility(param.detach()).max()))
     return worst
+
+
+def vadam_recorrected(seed: int, lr: float, steps: int, device=None) -> float:
+    r"""The plant of the VectorAdam row: POGO-VectorAdam's own run (the same problems, start, η, betas and
+    steps) with the λ = ½ correction :math:`X \leftarrow X + \tfrac12(X - XX^\top X)` applied a second time after
+    every step, which takes each step's ¾e² error to round-off. Returns max_i ‖XXᵀ − I‖_F over all steps: the
+    paper's effect ("keeps orthogonality at all times") at the paper's size, in the method's own arm."""
+    return _recorrected(seed, lr, steps, "vadam", 1, None, device)
 
 
 def sgd_recorrected(seed: int, lr: float, steps: int, device=None) -> float:
@@ -206,25 +217,7 @@ def sgd_recorrected(seed: int, lr: float, steps: int, device=None) -> float:
     max_i ‖XXᵀ − I‖_F ≤ 1e-6 (float32 round-off; at most :data:`PLANT_MAX_CORRECTIONS` repeats), so the iterate is
     at round-off after every step. Returns max_i ‖XXᵀ − I‖_F over all steps: the paper's effect ("keeps
     orthogonality at all times", round-off in its prototype) at the paper's size, in the method's own arm."""
-    seed = validate.integer("seed", seed, 0, 2**63 - 1)
-    lr = validate.number("lr", lr, 0.0, 1e6, low_open=True)
-    steps = validate.integer("steps", steps, 1, 100_000)
-    prob = procrustes_problem(PROCRUSTES["b"], PROCRUSTES["p"], seed, dtype=torch.float32,
-                              device=resolve_device(device))
-    param = torch.nn.Parameter(prob.X0.clone())
-    opt = POGO([param], lr, base="sgd")
-    worst = float(infeasibility(param.detach()).max())
-    for _ in range(steps):
-        param.grad = prob.grad(param.detach())
-        opt.step()
-        with torch.no_grad():
-            for _ in range(PLANT_MAX_CORRECTIONS):
-                if float(infeasibility(param.detach()).max()) <= 1e-6:
-                    break
-                X = param.detach()
-                param.copy_(X + 0.5 * (X - X @ X.mT @ X))
-        worst = max(worst, float(infeasibility(param.detach()).max()))
-    return worst
+    return _recorrected(seed, lr, steps, "sgd", PLANT_MAX_CORRECTIONS, 1e-6, device)
 
 
 def deterministic_verdicts() -> Verdicts:
