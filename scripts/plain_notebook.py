@@ -239,7 +239,8 @@ def sphinx_resolver(app: Any, docname: str, glue: dict[str, str]) -> tuple[Resol
         for ch in claims_ledger.ledger_data(app)["chapters"]:
             if ch["doc"] == docname and ch.get("bottom_line"):
                 b = ch["bottom_line"]
-                bottom = (f"> **Bottom line — {b['outcome'].replace('_', ' ')}.** *The paper:* {b['text']} "
+                label = claims_ledger.OUTCOME_LABELS.get(b["outcome"], b["outcome"].replace("_", " "))
+                bottom = (f"> **Bottom line — {label}.** *The paper:* {b['text']} "
                           f"[{b['claim']}] (the verdict table at the end of the chapter gives the deciding row)")
     except Exception:  # noqa: BLE001 - a notebook without its bottom line is still a notebook
         bottom = ""
