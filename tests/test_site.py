@@ -549,6 +549,49 @@ def test_search_snippets_are_readable(browser, static_site):
     assert not glued, f"search snippets run table cells together: {glued[:3]}"
 
 
+DARK_CONTRAST = r"""
+document.documentElement.dataset.theme = 'dark';
+document.querySelectorAll('main details.verdict-group, main details.ledger-chapter-rows')
+  .forEach((d) => { d.open = true; });
+const rgb = (s) => (s.match(/[\d.]+/g) || []).map(Number);
+const lum = (c) => { const a = c.slice(0, 3).map((v) => {
+    v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; });
+  return 0.2126 * a[0] + 0.7152 * a[1] + 0.0722 * a[2]; };
+const background = (el) => { for (; el; el = el.parentElement) { const c = rgb(getComputedStyle(el).backgroundColor);
+  if (c.length === 3 || (c.length === 4 && c[3] > 0.5)) return c; }
+  return rgb(getComputedStyle(document.body).backgroundColor); };
+const worst = [];
+for (const sel of arguments[0]) {
+  for (const el of document.querySelectorAll(sel)) {
+    if (el.offsetParent === null || !el.textContent.trim()) continue;
+    const f = lum(rgb(getComputedStyle(el).color)), b = lum(background(el));
+    const r = (Math.max(f, b) + 0.05) / (Math.min(f, b) + 0.05);
+    if (r < 4.5) worst.push(`${sel}: ${r.toFixed(2)} : 1 ("${el.textContent.trim().slice(0, 30)}")`);
+  }
+}
+return worst;
+"""
+DARK_SELECTORS = ["main details.verdict-group > summary", "main .verdict-tests", "main .verdict-paper",
+                  "main .verdict-vs", "main .verdict-also", "main details.verdict-more > summary",
+                  "main td.verdict-holds span",
+                  "main td.verdict-claim", "main td.verdict-value", "main .tb-static-note", "main .tb-static-status",
+                  "main .bottom-line p", "main .ledger-chapter-summary", "main [class^='outcome-']"]
+
+
+def test_dark_mode_contrast(browser, static_site):
+    """In dark mode (issue 59) the verdict tables, their notes and details, the bottom line, the ledger and the
+    explorers' notes keep WCAG AA contrast (≥ 4.5 : 1) against what they are drawn on — the theme shows an HTML
+    output on a light panel, so the book's own outputs must not mix it with dark-theme colours
+    (_static/reader.css)."""
+    bad = []
+    for page in ("book/optimizers/adam_degenerate.html", "book/second_order/pogo_orthogonal.html", LEDGER,
+                 "book/intro.html"):
+        browser.get(f"{static_site}/{page}")
+        wait_for(browser, "return document.readyState === 'complete'", 60, f"load {page}")
+        bad += [f"{page}: {w}" for w in browser.execute_script(DARK_CONTRAST, DARK_SELECTORS)]
+    assert not bad, f"{len(bad)} elements under 4.5 : 1 in dark mode: {bad[:6]}"
+
+
 LEDGER = "book/appendix_ledger.html"
 
 LEDGER_STATE = r"""
