@@ -191,7 +191,7 @@ def test_claims_tagged_and_tested(seeded_7003):
     assert ids["curriculum"].where != "abstract" and ids["hardtail"].where != "abstract"
     assert all(k in ids["sensitivity"].regime for k in ("η_q ∈", "EMA β ∈", "bins ∈", "lr 0.3"))
     assert ids["pass8"].reason_class == "language model"
-    assert ids["freq"].quoted_only and ids["freq"].reason_class == "no measurable consequence"
+    assert ids["freq"].quoted_only and ids["freq"].reason_class == "underpowered here"
     assert not ids["eq27"].quoted_only and ids["eq27"].regime == "horizon T"
     assert headline_claim(PAPER_CLAIMS)["id"] == "pass8" and sum(c.headline for c in PAPER_CLAIMS) == 1
     sv = sensitivity_verdicts(_SCAN, _KNOBS)
@@ -255,7 +255,7 @@ def test_worst_auc_and_lead_lag():
 
 
 def test_adversary_score_is_the_bins_mean_failure_rate():
-    """The frequency-bias claim holds by construction (quoted, no row): this checks our code for it — at skew 0 and
+    """Our adversary's score is the paper's (the frequency-bias claim is quoted, 'underpowered here'): at skew 0 and
     2 alike, the first step's weights are EXP3P of the bins' MEAN failure rates (an intensive score, not a sum)."""
     for skew in (0.0, 2.0):
         r = simulate("prompt_gdro", steps=1, batch=64, seeds=3, n_prompts=300, seed=5, beta=1.0, skew=skew)

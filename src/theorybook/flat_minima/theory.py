@@ -61,6 +61,9 @@ def as_text(expr: Any) -> str:
     """
     if isinstance(expr, (tuple, list)):
         return ", ".join(as_text(e) for e in expr)
+    if isinstance(expr, bool) or not isinstance(expr, (sp.Basic, int, float)):
+        raise TypeError(f"Invalid expr: {type(expr).__name__} (must be a sympy expression, a number, or a tuple or "
+                        "list of them)")
     s = sp.sstr(expr)
     s = re.sub(r"\b(rho|lambda|n_seen|a_max|varepsilon)\b", lambda m: _NAMES[m.group(1)], s)
     s = re.sub(r"\bAbs\(([^()]*)\)", r"|\1|", s)
