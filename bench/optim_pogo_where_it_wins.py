@@ -34,9 +34,7 @@ Writes bench/results/optim_pogo_where_it_wins.json with the settings, seeds, thr
 from __future__ import annotations
 
 import argparse
-import json
 import math
-import os
 import pathlib
 import statistics
 import sys
@@ -44,7 +42,7 @@ import time
 import warnings
 
 import torch
-from _machine import machine_info  # bench/ is on sys.path when a bench script runs
+from _machine import machine_info, write_results  # bench/ is on sys.path when a bench script runs
 
 from theorybook import pogo_orthogonal as po
 from theorybook.pogo_orthogonal.geometry import _infeasibility
@@ -192,13 +190,7 @@ def main(argv=None) -> int:
             ms = "—" if r["cpu_s_median"] is None else f"{1e3 * r['cpu_s_median']:.1f} ms"
             print(f"  {name} {a:<14} η={r['lr']} steps {str(r['steps_median']):>6} {ms:>10} (×pogo-sgd {c}) "
                   f"peak {r['peak_infeas_max']:.1e}", flush=True)
-    out["machine"]["load_avg_1_5_15_end"] = [round(x, 2) for x in os.getloadavg()]
-    out["wall_s"] = round(time.time() - t_start, 1)
-    out["cpu_s_process"] = round(time.process_time(), 1)
-    path = pathlib.Path(args.out)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(out, indent=1, default=str))
-    print(f"wrote {path} ({out['wall_s']} s wall, {out['cpu_s_process']} s CPU)")
+    write_results(out, args.out, t_start)
     return 0
 
 

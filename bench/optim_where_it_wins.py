@@ -53,14 +53,13 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import pathlib
 import statistics
 import sys
 import time
 
 import torch
-from _machine import machine_info  # bench/ is on sys.path when a bench script runs
+from _machine import machine_info, write_results  # bench/ is on sys.path when a bench script runs
 
 from theorybook.dash_shampoo.experiment import digits_problem
 from theorybook.optim import DASH
@@ -337,13 +336,7 @@ def main(argv=None) -> int:
                 co = "—" if r["cpu_over_ours"] is None else f"{r['cpu_over_ours']:.2f}"
                 print(f"  {name} {setting:<8} {arm:<11} steps {str(r['steps_median']):>6} ({so}) "
                       f"cpu {r['cpu_s_median']} ({co})", flush=True)
-    out["machine"]["load_avg_1_5_15_end"] = [round(x, 2) for x in os.getloadavg()]
-    out["wall_s"] = round(time.time() - t_start, 1)
-    out["cpu_s_process"] = round(time.process_time(), 1)
-    path = pathlib.Path(args.out)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(out, indent=1, default=str))
-    print(f"wrote {path} ({out['wall_s']} s wall, {out['cpu_s_process']} s CPU)")
+    write_results(out, args.out, t_start)
     return 0
 
 
