@@ -7,6 +7,7 @@ import math
 import os
 import platform
 import statistics
+import subprocess
 import time
 from pathlib import Path
 
@@ -28,6 +29,17 @@ def machine_info() -> dict:
             "platform": platform.platform(), "python": platform.python_version(), "torch": torch.__version__,
             "load_avg_1_5_15_start": [round(x, 2) for x in load],
             "cuda": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None}
+
+
+def provenance(root: Path, package: str) -> tuple[str | None, bool | None]:
+    """The commit a result was computed at and whether ``package`` (a path under ``root``) had uncommitted changes
+    then; ``(None, None)`` outside a git checkout."""
+    try:
+        head = subprocess.check_output(["git", "rev-parse", "HEAD"], cwd=root, text=True).strip()
+        dirty = bool(subprocess.check_output(["git", "status", "--porcelain", package], cwd=root, text=True).strip())
+    except (OSError, subprocess.CalledProcessError):
+        return None, None
+    return head, dirty
 
 
 def write_results(out: dict, path: str | Path, t_start: float) -> Path:

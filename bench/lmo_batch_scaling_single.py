@@ -16,13 +16,12 @@ from __future__ import annotations
 
 import json
 import pathlib
-import subprocess
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
-from _machine import machine_info  # noqa: E402
+from _machine import machine_info, provenance  # noqa: E402
 
 from theorybook.lmo_batch_scaling.experiment import (  # noqa: E402
     SINGLE_RESULTS,
@@ -49,12 +48,7 @@ def main() -> None:
     t0 = time.perf_counter()
     with ProcessPoolExecutor(max_workers=2) as ex:
         maps = dict(zip(("l2", "linf"), ex.map(_one, ("l2", "linf")), strict=True))
-    try:
-        head = subprocess.check_output(["git", "rev-parse", "HEAD"], cwd=ROOT, text=True).strip()
-        dirty = bool(subprocess.check_output(["git", "status", "--porcelain", "src/theorybook/lmo_batch_scaling"],
-                                             cwd=ROOT, text=True).strip())
-    except (OSError, subprocess.CalledProcessError):
-        head, dirty = None, None
+    head, dirty = provenance(ROOT, "src/theorybook/lmo_batch_scaling")
     out = {"benchmark": "lmo_batch_scaling_single", "commit": head, "chapter_code_uncommitted": dirty,
            "settings": single_settings("chapter"), "maps": maps, "wall_s": time.perf_counter() - t0, "machine": info}
     SINGLE_RESULTS.write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n")
