@@ -180,10 +180,11 @@ def myst_left(text: str) -> list[str]:
     return [m.group(0) for m in MYST_LEFT.finditer(text)]
 
 
-def sphinx_resolver(app: Any, docname: str, glue: dict[str, str]) -> tuple[Resolver, Callable[[str, str], str]]:
-    """The resolver of one chapter from a finished Sphinx build: numbers from the environment's figure, equation
-    and theorem numbering (as the HTML prints them), citations from the bibliography, the chapter's bottom line
-    from the claims ledger; and the caption heading of a figure."""
+def sphinx_resolvers(app: Any) -> Callable[[str, dict[str, str]], tuple[Resolver, Callable[[str, str], str]]]:
+    """From a finished Sphinx build, the function that gives one chapter its resolver and caption heading:
+    numbers from the environment's figure, equation and theorem numbering (as the HTML prints them), citations from
+    the bibliography, the chapter's bottom line from the claims ledger. The book-wide indexes are built once here,
+    not once per chapter."""
     env = app.env
     fmt = dict(getattr(app.config, "numfig_format", {}) or {})
     numbers: dict[str, tuple[str, str]] = {}
@@ -204,17 +205,15 @@ def sphinx_resolver(app: Any, docname: str, glue: dict[str, str]) -> tuple[Resol
         pattern = fmt.get(figtype, "%s")
         return pattern % num if "%s" in pattern else f"{pattern} {num}"
 
-    def numref(content: str) -> str | None:
-        return numbered(content)
-
     def eq(label: str) -> str | None:
         return numbered("equation-" + label)
 
     labels = env.domaindata.get("std", {}).get("labels", {})
 
     def ref(label: str) -> str | None:
-        if numbered(label):
-            return numbered(label)
+        hit = numbered(label)
+        if hit:
+            return hit
         if label in labels:
             return labels[label][2] or label
         doc = label.lstrip("/").removesuffix(".md")
@@ -232,24 +231,27 @@ def sphinx_resolver(app: Any, docname: str, glue: dict[str, str]) -> tuple[Resol
             return "; ".join(f"{who} ({year})" for who, year in items)
         return "(" + "; ".join(f"{who}, {year}" for who, year in items) + ")"
 
-    bottom = ""
+    bottom: dict[str, str] = {}
     try:
         import claims_ledger
 
         for ch in claims_ledger.ledger_data(app)["chapters"]:
-            if ch["doc"] == docname and ch.get("bottom_line"):
-                b = ch["bottom_line"]
+            b = ch.get("bottom_line")
+            if b:
                 label = claims_ledger.OUTCOME_LABELS.get(b["outcome"], b["outcome"].replace("_", " "))
-                bottom = (f"> **Bottom line — {label}.** *The paper:* {b['text']} "
-                          f"[{b['claim']}] (the verdict table at the end of the chapter gives the deciding row)")
+                bottom[ch["doc"]] = (f"> **Bottom line — {label}.** *The paper:* {b['text']} [{b['claim']}] "
+                                     "(the verdict table at the end of the chapter gives the deciding row)")
     except Exception:  # noqa: BLE001 - a notebook without its bottom line is still a notebook
-        bottom = ""
-    r = Resolver(glue=glue, numref=numref, eq=eq, cite=cite, ref=ref, bottom_line=bottom)
+        bottom = {}
 
     def caption(name: str, text: str) -> str:
         return numbered(name) or "Figure"
 
-    return r, caption
+    def for_chapter(docname: str, glue: dict[str, str]) -> tuple[Resolver, Callable[[str, str], str]]:
+        return Resolver(glue=glue, numref=numbered, eq=eq, cite=cite, ref=ref,
+                        bottom_line=bottom.get(docname, "")), caption
+
+    return for_chapter
 
 
 def _bibliography(app: Any) -> dict[str, tuple[str, str]]:

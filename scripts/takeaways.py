@@ -62,16 +62,16 @@ def _build_finished(app: Sphinx, exception: Exception | None) -> None:
     cache_dir = Path(app.outdir).parent / ".jupyter_cache"
     sys.path.insert(0, str(root / "scripts"))
     import chapter_cache
+    import plain_notebook
 
+    resolvers = plain_notebook.sphinx_resolvers(app)  # the book's numbering, bibliography and bottom lines, once
     for chapter in chapter_cache.chapters(root):
         doc = chapter.relative_to(root).with_suffix("")
         nb = executed_notebook(chapter, cache_dir)
         if nb is None:
             continue
-        import plain_notebook
-
         try:
-            resolver, caption = plain_notebook.sphinx_resolver(app, str(doc), plain_notebook.glue_values(nb))
+            resolver, caption = resolvers(str(doc), plain_notebook.glue_values(nb))
             plain_notebook.plain_notebook(nb, resolver, caption)
         except Exception as err:  # noqa: BLE001 - the download stays MyST; test_notebooks_read_without_the_book says so
             print(f"takeaways: {doc}: the notebook's prose was not made plain ({err!r})", file=sys.stderr)
