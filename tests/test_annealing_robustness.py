@@ -402,15 +402,15 @@ def test_family_run_averaged_arm_is_the_fixed_iterate_average():
         family_run("linear", rho, T, n_paths=2, averaged=1)
 
 
-def test_averaging_control_rederived_in_numpy():
-    """Sceptic's re-derivation (independent numpy, own noise stream, 1024 paths): on the quadratic family the fixed
-    stepsize's iterate average has a worst case over δ that does not grow with ρ (exponent < 0 on ρ ∈ [4, 64]),
-    while linear decay's last iterate grows like ρ^(1/3) — the averaging control passes the annealed rows."""
+def _numpy_envelope(seed: int, step, loss):
+    """The sceptics' independent numpy harness (not theorybook; own ±1 noise stream of ``seed``, 1024 paths, T = 1024,
+    7 δ on [T^(−1/2), 1], ρ ∈ [4, 64]): ``envelope(h, average)`` runs x ← clip(step(x, η_t, δ, ξ_t), −1, 1) with
+    η_t = ρ·h_t/√T and returns the slope of ln max_δ E[loss(δ, z)]·√T/4 against ln ρ, z the last iterate or the
+    average; also the schedule's time grid u = t/T."""
     T, K, S = 1024, 7, 1024
     rho = np.array([4.0, 8.0, 16.0, 32.0, 64.0])
     deltas = np.logspace(-0.5 * np.log10(T), 0, K)
-    xi = np.random.default_rng(12345).choice([-1.0, 1.0], size=(T, S))
-    u = np.arange(T) / T
+    xi = np.random.default_rng(seed).choice([-1.0, 1.0], size=(T, S))
 
     def envelope(h, average):
         out = []
@@ -418,13 +418,22 @@ def test_averaging_control_rederived_in_numpy():
             lr = r / np.sqrt(T) * h
             x, xs = np.ones((K, S)), np.zeros((K, S))
             for t in range(T):
-                x = np.clip((1 - lr[t] * deltas[:, None]) * x - lr[t] * xi[t], -1, 1)
+                x = np.clip(step(x, lr[t], deltas[:, None], xi[t]), -1, 1)
                 xs += x
             z = xs / T if average else x
-            out.append((0.5 * deltas[:, None] * z * z).mean(1).max() * np.sqrt(T) / 4)
+            out.append(loss(deltas[:, None], z).mean(1).max() * np.sqrt(T) / 4)
         return np.polyfit(np.log(rho), np.log(out), 1)[0]
 
-    avg, lin = envelope(np.ones(T), True), envelope(1 - u, False)
+    return envelope, np.arange(T) / T
+
+
+def test_averaging_control_rederived_in_numpy():
+    """Sceptic's re-derivation (independent numpy, own noise stream, 1024 paths): on the quadratic family the fixed
+    stepsize's iterate average has a worst case over δ that does not grow with ρ (exponent < 0 on ρ ∈ [4, 64]),
+    while linear decay's last iterate grows like ρ^(1/3) — the averaging control passes the annealed rows."""
+    envelope, u = _numpy_envelope(12345, lambda x, lr, d, xi: (1 - lr * d) * x - lr * xi,
+                                  lambda d, z: 0.5 * d * z * z)
+    avg, lin = envelope(np.ones_like(u), True), envelope(1 - u, False)
     assert avg < 0.0 < 0.2 < lin < 0.47
 
     fr = family_run("linear", torch.tensor([1.0, 4.0]), 100, n_paths=8, device="cpu")
@@ -604,26 +613,9 @@ def test_abs_family_rows_rederived_in_numpy():
     averaging control fails the non-smooth rows' bound (1/3 + band), linear decay passes it."""
     from theorybook.annealing_robustness.verdicts import ABS_PILOT, abs_band
 
-    T, K, S = 1024, 7, 1024
-    rho = np.array([4.0, 8.0, 16.0, 32.0, 64.0])
-    deltas = np.logspace(-0.5 * np.log10(T), 0, K)
-    xi = np.random.default_rng(54321).choice([-1.0, 1.0], size=(T, S))
-    u = np.arange(T) / T
-
-    def envelope(h, average):
-        out = []
-        for r in rho:
-            lr = r / np.sqrt(T) * h
-            x, xs = np.ones((K, S)), np.zeros((K, S))
-            for t in range(T):
-                x = np.clip(x - lr[t] * (deltas[:, None] + xi[t]), -1, 1)
-                xs += x
-            z = xs / T if average else x
-            out.append((deltas[:, None] * (z + 1)).mean(1).max() * np.sqrt(T) / 4)
-        return np.polyfit(np.log(rho), np.log(out), 1)[0]
-
+    envelope, u = _numpy_envelope(54321, lambda x, lr, d, xi: x - lr * (d + xi), lambda d, z: d * (z + 1))
     bound = 1 / 3 + abs_band(ABS_PILOT["envelope"]["linear"], 1 / 3)
-    avg, lin = envelope(np.ones(T), True), envelope(1 - u, False)
+    avg, lin = envelope(np.ones_like(u), True), envelope(1 - u, False)
     assert 0.55 < avg and bound < avg
     assert 0.25 < lin < bound
     # the sceptic's ablation: linear decay stopped at 10 % of the peak breaks the bound (≈ 0.52)
