@@ -170,3 +170,79 @@ def test_executed_ledger_obeys_the_rules():
         for t in ch["tables"]:
             for r in t["rows"]:
                 assert "outcome" in r, f"{slug}: ledger row {r['claim']!r} without an outcome"
+
+
+# The reader's cross-chapter view (issue 59 item 5) and the front page's chapter cards, read from the built HTML.
+CARD_COUNTS = re.compile(r"(\d+) (reproduces|holds, not specific|differs|inconclusive|quoted only|own checks)")
+CARD_KEYS = {"reproduces": "reproduces", "holds, not specific": "not_specific", "differs": "differs",
+             "inconclusive": "inconclusive", "quoted only": "quoted"}
+
+
+def _soup(path: Path):
+    bs4 = pytest.importorskip("bs4")
+    if not path.exists():
+        if os.environ.get("CI"):
+            pytest.fail(f"{path} is missing: `make book` must run before this test in CI")
+        pytest.skip(f"{path} not built (run `make book`)")
+    return bs4.BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
+
+
+@pytest.mark.built
+def test_across_the_book_list_one_click_from_the_front_page():
+    """The front page links straight to the ledger's list of every paper-claim row that holds but is not specific,
+    differs or is inconclusive; the list holds exactly those rows of the executed book, each with its reason."""
+    led = _ledger()
+    html_dir = LEDGER.parent
+    index = (html_dir / "index.html").read_text(encoding="utf-8")
+    m = re.search(r"url=([^\"'>\s]+)", index)  # index.html redirects to the first page
+    front = (html_dir / m.group(1)) if m else html_dir / "index.html"
+    soup = _soup(front)
+    links = [a["href"] for a in soup.select("main a[href]") if a["href"].endswith("#ledger-across-the-book")]
+    assert links, f"{front.name}: no link to the ledger's cross-chapter list"
+    target = (front.parent / links[0].split("#")[0]).resolve()
+    ledger = _soup(target)
+    assert ledger.select_one("#ledger-across-the-book"), f"{target.name}: the link's anchor is missing"
+    expected = {"not_specific": 0, "differs": 0, "inconclusive": 0}
+    for ch in led["chapters"]:
+        for t in ch["tables"]:
+            for r in t["rows"]:
+                if r["kind"] in expected:
+                    expected[r["kind"]] += 1
+    rows = ledger.select("tr.ledger-across")
+    got = {k: sum(r.get("data-outcome") == k for r in rows) for k in expected}
+    assert got == expected, f"cross-chapter list {got} ≠ the book's rows {expected}"
+    assert sum(expected.values()) > 0
+    no_reason = [r.get_text(" ", strip=True)[:80] for r in rows if not r.select("td")[-1].get_text(strip=True)]
+    assert not no_reason, f"rows listed without their reason: {no_reason[:3]}"
+
+
+@pytest.mark.built
+def test_chapter_cards_agree_with_the_tables():
+    """Each front-page card's counts are its chapter's: the claims per outcome as the ledger computes them, the
+    own checks as the chapter page's consistency group lists them, and a claim outcome the card counts has its
+    group of rows on the chapter page."""
+    led = _ledger()
+    html_dir = LEDGER.parent
+    index = (html_dir / "index.html").read_text(encoding="utf-8")
+    m = re.search(r"url=([^\"'>\s]+)", index)
+    front = (html_dir / m.group(1)) if m else html_dir / "index.html"
+    cards = {a["data-doc"]: a for a in _soup(front).select("a.chapter-card")}
+    docs = {c["doc"]: c for c in led["chapters"]}
+    assert set(cards) == set(docs), f"cards {sorted(set(cards) ^ set(docs))} differ from the ledger's chapters"
+    bad = []
+    for doc, card in cards.items():
+        ch = docs[doc]
+        said = {k: int(n) for n, k in CARD_COUNTS.findall(card.select_one(".card-status").get_text(" "))}
+        for label, key in CARD_KEYS.items():
+            if said.get(label) != len(ch[key]):
+                bad.append(f"{doc}: card says {said.get(label)} {label}, the ledger {len(ch[key])}")
+        page = _soup(html_dir / f"{doc}.html")
+        groups = {g["class"][-1].removeprefix("verdict-group-"): len(g.select("tr.verdict-row"))
+                  for g in page.select("details.verdict-group")}
+        if said.get("own checks") != ch["counts"]["consistency"] or \
+                said.get("own checks") != sum(n for k, n in groups.items() if k == "consistency"):
+            bad.append(f"{doc}: card says {said.get('own checks')} own checks, page {groups.get('consistency')}")
+        for label, key in CARD_KEYS.items():
+            if key != "quoted" and said.get(label, 0) > 0 and not groups.get(key):
+                bad.append(f"{doc}: card counts {said[label]} {label} but the page has no such group")
+    assert not bad, "; ".join(bad)
