@@ -1,12 +1,12 @@
 """Where each optimizer wins (issue 60 item 4): DASH (ours) against pytorch_optimizer's DASH, SOAP and Shampoo,
 torch's Adam, AdamW and Muon (+ AdamW for the non-matrix parameters), side by side, at defaults and lr-tuned.
 
-    python bench/optim_where_it_wins.py            # three tasks, 3 seeds, pilot + race (≈ 10 min of CPU)
+    python bench/optim_where_it_wins.py            # three tasks, 3 seeds, pilot + race (≈ 15–30 min of CPU)
     python bench/optim_where_it_wins.py --quick    # seconds: the same code on 1 seed, short caps (smoke test)
     python bench/optim_where_it_wins.py --tasks digits-mlp --seeds 0,1
-    # the committed run: one process per task side by side (each one thread), then merged
+    # the committed run: one task per process, one after another (one thread each), then merged
     for t in digits-mlp digits-cnn sort-transformer; do
-        python bench/optim_where_it_wins.py --tasks $t --out /tmp/part_$t.json & done; wait
+        python bench/optim_where_it_wins.py --tasks $t --out /tmp/part_$t.json; done
     python bench/optim_where_it_wins.py --merge /tmp/part_digits-mlp.json /tmp/part_digits-cnn.json \
         /tmp/part_sort-transformer.json
 
@@ -35,7 +35,17 @@ but SOAP's 3e-3).
 **Tuning, the same rule for every optimizer:** lr = default × m, m ∈ {0.3, 1, 3, 10, 30, 100} (Muon+AdamW: both
 lrs × m), one pilot run per m on pilot seed 9001 (data order and init; 9001 is not a measuring seed), chosen by the
 fewest steps to the task's target (ties → the m nearest 1); a pilot run stops once it is past the best count so
-far (it cannot win). No m reaching the target → the default is kept and marked ``tuned: none reached``.
+far (it cannot win). No m reaching the target → the default is kept and marked ``tuned: none reached``. The full
+grid is run for every optimizer on every task (no reduced grid).
+
+**Caps, the same rule for every run (pilot and measured, every optimizer, every task), fixed before measuring:**
+a run stops at the task's step cap (600 / 600 / 1,000 steps) or at the first held-out evaluation at which the CPU
+time of its training steps is ≥ ``CPU_CAP_S`` = 15 s without having reached the target, whichever comes first
+(sized from measured step costs so that the whole bench fits about an hour on the shared machine:
+``pytorch_optimizer.Shampoo`` costs ≈ 50 ms a step on the CNN, 10× ours, so 600 steps would be ≈ 30 s). An arm
+that stops there is reported as not reached within the cap (``cap`` = ``"cpu_s"`` or ``"max_steps"`` per run,
+``not_reached_within_cap`` per arm), never dropped; a run whose loss goes non-finite or whose step raises is
+``diverged``.
 
 **Measuring:** seeds 0, 1, 2 (init and data order); for each task and seed, every (optimizer, defaults|tuned) arm
 runs once in turn (interleaved, so load from other processes hits all alike). Clock: the calling thread's CPU
@@ -71,6 +81,8 @@ GRID = (0.3, 1.0, 3.0, 10.0, 30.0, 100.0)
 PILOT_SEED = 9001
 SEEDS = (0, 1, 2)
 HOLDOUT = 597
+CPU_CAP_S = 15.0  # per run, CPU seconds of the training steps (see the module docstring's cap rule)
+QUICK_CPU_CAP_S = 0.2  # --quick: small enough that the slow arms hit it, so the smoke test runs that branch
 
 
 # ------------------------------------------------------------------------------------------------------ tasks
@@ -106,6 +118,7 @@ class Task:
 
     def __init__(self, name: str, quick: bool = False):
         self.name = name
+        self.cpu_cap = QUICK_CPU_CAP_S if quick else CPU_CAP_S
         if name in ("digits-mlp", "digits-cnn"):
             X, y = digits_problem()
             perm = torch.randperm(X.shape[0], generator=torch.Generator().manual_seed(0))
@@ -207,8 +220,12 @@ def make_optimizer(arm: str, net, lr_mult: float):
 
 
 def run(task: Task, arm: str, lr_mult: float, seed: int, stop_after: int | None = None) -> dict:
-    """Train until held-out CE ≤ target (checked every eval_every steps), the cap, divergence, or ``stop_after``.
-    Returns steps (None if not reached), CPU seconds of the training steps, last held-out CE."""
+    """Train until held-out CE ≤ target (checked every eval_every steps), a cap, divergence, or ``stop_after``.
+
+    The caps: ``task.max_steps`` steps, or ``task.cpu_cap`` CPU seconds of training steps, checked at each
+    evaluation after the target test. Returns steps (None if not reached), CPU seconds of the training steps, the
+    last held-out CE and ``cap``: ``"cpu_s"``, ``"max_steps"`` (either cap hit), ``"pruned"`` (``stop_after``, a
+    pilot that could no longer win) or None."""
     net = task.model(seed)
     opt = make_optimizer(arm, net, lr_mult)
     data = task.batches(seed)
@@ -218,9 +235,11 @@ def run(task: Task, arm: str, lr_mult: float, seed: int, stop_after: int | None 
         if t % task.eval_every == 0:
             ce = task.heldout(net)
             if not math.isfinite(ce):
-                return {"steps": None, "cpu_s": cpu, "ce": ce, "diverged": True}
+                return {"steps": None, "cpu_s": cpu, "ce": ce, "cap": None, "diverged": True}
             if ce <= task.target:
-                return {"steps": t, "cpu_s": cpu, "ce": ce}
+                return {"steps": t, "cpu_s": cpu, "ce": ce, "cap": None}
+            if cpu >= task.cpu_cap:
+                return {"steps": None, "cpu_s": cpu, "ce": ce, "cap": "cpu_s"}
         if t == cap:
             break
         x, y = next(data)
@@ -230,9 +249,9 @@ def run(task: Task, arm: str, lr_mult: float, seed: int, stop_after: int | None 
             task.loss(net, x, y).backward()
             opt.step()
         except RuntimeError:  # e.g. pytorch_optimizer.Shampoo's SVD of non-finite statistics at a large lr
-            return {"steps": None, "cpu_s": cpu, "ce": math.nan, "diverged": True}
+            return {"steps": None, "cpu_s": cpu, "ce": math.nan, "cap": None, "diverged": True}
         cpu += time.thread_time() - c0
-    return {"steps": None, "cpu_s": cpu, "ce": ce}
+    return {"steps": None, "cpu_s": cpu, "ce": ce, "cap": "max_steps" if cap == task.max_steps else "pruned"}
 
 
 def tune(task: Task, arm: str, grid) -> dict:
@@ -245,7 +264,8 @@ def tune(task: Task, arm: str, grid) -> dict:
             best = m
     return {"lr_mult": best if best is not None else 1.0, "reached": best is not None,
             "lr": DEFAULT_LR[arm] * (best if best is not None else 1.0),
-            "pilot_steps": {str(m): trials[m]["steps"] for m in trials}}
+            "pilot_steps": {str(m): trials[m]["steps"] for m in trials},
+            "pilot_caps": {str(m): trials[m]["cap"] for m in trials}}
 
 
 def med_steps(xs):
@@ -261,9 +281,14 @@ def summarise(runs: dict, arms) -> dict:
             rs = runs[setting][arm]
             steps = med_steps([r["steps"] for r in rs])
             cpu = statistics.median([r["cpu_s"] for r in rs if r["steps"] is not None]) if steps is not None else None
-            rows.setdefault(setting, {})[arm] = {"steps_median": steps, "cpu_s_median": cpu,
-                                                 "reached": sum(r["steps"] is not None for r in rs),
-                                                 "per_seed": rs}
+            capped = [r["cap"] for r in rs if r["steps"] is None and r.get("cap") in ("cpu_s", "max_steps")]
+            rows.setdefault(setting, {})[arm] = {
+                "steps_median": steps, "cpu_s_median": cpu,
+                "reached": sum(r["steps"] is not None for r in rs),
+                "not_reached_within_cap": len(capped), "caps_hit": sorted(set(capped)),
+                "diverged": sum(bool(r.get("diverged")) for r in rs),
+                "outcome": ("reached" if steps is not None else "not reached within cap" if capped else "diverged"),
+                "per_seed": rs}
         ours = rows[setting]["ours"]
         for arm in arms:
             r = rows[setting][arm]
@@ -287,6 +312,11 @@ def main(argv=None) -> int:
     if args.merge:
         parts = [json.loads(pathlib.Path(f).read_text()) for f in args.merge]
         out = parts[0]
+        same = ("quick", "grid_lr_multipliers", "default_lr", "pilot_seed", "seeds", "cpu_cap_s", "settings")
+        for q in parts[1:]:
+            diff = [k for k in same if q.get(k) != out.get(k)]
+            if diff:
+                raise SystemExit(f"--merge: parts differ in {diff}; run every task under the same rules")
         out["parts"] = [{"tasks": list(q["tasks"]), "machine": q["machine"], "wall_s": q["wall_s"],
                          "cpu_s_process": q["cpu_s_process"]} for q in parts]
         for q in parts[1:]:
@@ -300,9 +330,15 @@ def main(argv=None) -> int:
     grid = (1.0, 3.0) if args.quick else GRID
     out = {"machine": machine_info(), "threads": torch.get_num_threads(),
            "clock": "calling thread's CPU time (time.thread_time) of the training steps only",
-           "load_note": "shared 2-core CPU, load average ≈ 12–15 from other users during the run; arms interleaved "
-                        "per seed; step counts exact, CPU times medians over seeds",
+           "load_note": "shared 2-core CPU with other users (load average at start and end under machine); arms "
+                        "interleaved per seed; step counts exact, CPU times medians over seeds",
            "quick": args.quick, "grid_lr_multipliers": grid, "default_lr": DEFAULT_LR, "pilot_seed": PILOT_SEED,
+           "cpu_cap_s": QUICK_CPU_CAP_S if args.quick else CPU_CAP_S,
+           "cap_rule": "every run (pilot and measured, every optimizer and task) stops at the task's max_steps or "
+                       "at the first held-out evaluation with ≥ cpu_cap_s CPU seconds of training steps; an arm "
+                       "that stops there is 'not reached within cap' (kept, steps None)",
+           "tuning_rule": "full grid for every optimizer and task: lr = default × m, fewest steps to target on "
+                          "pilot seed 9001, ties → m nearest 1, pruned once past the best count",
            "seeds": seeds, "settings": __doc__.split("**Tasks")[1].split("Writes bench")[0].strip(), "tasks": {}}
     t_start = time.time()
     for name in args.tasks.split(","):
@@ -310,7 +346,8 @@ def main(argv=None) -> int:
         tuned = {}
         for arm in arms:
             tuned[arm] = tune(task, arm, grid)
-            print(f"[{name}] tune {arm:<11} m={tuned[arm]['lr_mult']:<4} pilot {tuned[arm]['pilot_steps']}",
+            print(f"[{name}] tune {arm:<11} m={tuned[arm]['lr_mult']:<4} pilot {tuned[arm]['pilot_steps']} "
+                  f"caps {tuned[arm]['pilot_caps']}",
                   flush=True)
         runs = {"defaults": {a: [] for a in arms}, "tuned": {a: [] for a in arms}}
         for seed in seeds:
@@ -323,10 +360,10 @@ def main(argv=None) -> int:
                     r["seed"] = seed
                     runs[setting][arm].append(r)
                     print(f"[{name}] seed {seed} {setting:<8} {arm:<11} steps {str(r['steps']):>5} "
-                          f"cpu {r['cpu_s']:.2f}s ce {r['ce']:.3f}", flush=True)
+                          f"cpu {r['cpu_s']:.2f}s ce {r['ce']:.3f} cap {r['cap']}", flush=True)
         rows = summarise(runs, arms)
         out["tasks"][name] = {"target_heldout_ce": task.target, "eval_every": task.eval_every,
-                              "max_steps": task.max_steps,
+                              "max_steps": task.max_steps, "cpu_cap_s": task.cpu_cap,
                               "parameters": sum(p.numel() for p in task.model(0).parameters()),
                               "tuning": tuned, **rows}
         for setting in ("defaults", "tuned"):
@@ -335,7 +372,7 @@ def main(argv=None) -> int:
                 so = "—" if r["steps_over_ours"] is None else f"{r['steps_over_ours']:.2f}"
                 co = "—" if r["cpu_over_ours"] is None else f"{r['cpu_over_ours']:.2f}"
                 print(f"  {name} {setting:<8} {arm:<11} steps {str(r['steps_median']):>6} ({so}) "
-                      f"cpu {r['cpu_s_median']} ({co})", flush=True)
+                      f"cpu {r['cpu_s_median']} ({co}) {r['outcome']} caps {r['caps_hit']}", flush=True)
     write_results(out, args.out, t_start)
     return 0
 
