@@ -33,13 +33,27 @@ def test_where_it_wins_quick_writes_json(tmp_path):
     assert res["quick"] is True and res["threads"] == 1
     assert {"cpu", "cores", "load_avg_1_5_15_start", "load_avg_1_5_15_end"} <= set(res["machine"])
     assert set(res["tasks"]) == {"digits-mlp", "digits-cnn", "sort-transformer"}
+    assert res["cpu_cap_s"] > 0 and res["cap_rule"] and res["tuning_rule"]
     for task in res["tasks"].values():
         assert task["parameters"] > 0 and task["target_heldout_ce"] > 0
+        assert task["cpu_cap_s"] == res["cpu_cap_s"]  # one cap for every task
         for setting in ("defaults", "tuned"):
             rows = task[setting]
             assert set(rows) == {"ours", "pto.DASH", "pto.SOAP", "pto.Shampoo", "Adam", "AdamW", "Muon+AdamW"}
             for row in rows.values():
                 assert _steps_ok(row["steps_median"]) and len(row["per_seed"]) == len(res["seeds"])
+                # a run that misses the target is kept and says why: a cap it hit, or divergence
+                for r in row["per_seed"]:
+                    assert r["cap"] in (None, "cpu_s", "max_steps")
+                    assert (r["steps"] is None) == (r["cap"] is not None or bool(r.get("diverged")))
+                    if r["cap"] == "cpu_s":
+                        assert r["cpu_s"] >= res["cpu_cap_s"]
+                    if r["cap"] == "max_steps":
+                        assert r["cpu_s"] < res["cpu_cap_s"]
+                missed = [r for r in row["per_seed"] if r["cap"] is not None]
+                assert row["not_reached_within_cap"] == len(missed)
+                assert row["outcome"] == ("reached" if row["steps_median"] is not None
+                                          else "not reached within cap" if missed else "diverged")
 
 
 @pytest.mark.slow
