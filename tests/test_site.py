@@ -944,28 +944,54 @@ for (const pre of document.querySelectorAll('main div.cell_output pre')) {
   if (pre.offsetParent === null) continue;
   if (pre.scrollWidth > pre.clientWidth + 1) outputs.push(pre.textContent.trim().slice(0, 60));
 }
+// code a reader sees (a cell's source, folded ones opened, and code blocks in the prose): never wider than its
+// box, and a line of MAX_CODE_LINE characters (tests/test_chapter_source.py) fits the box unwrapped
+const folded = Array.from(document.querySelectorAll('main details.hide')).filter((d) => !d.open);
+folded.forEach((d) => { d.open = true; });
+const code = [], seen = new Set();
+let codeFits = null;
+for (const pre of document.querySelectorAll('main div.cell_input pre, main div.highlight pre')) {
+  if (pre.closest('.cell_output') || seen.has(pre)) continue;
+  seen.add(pre);
+  if (pre.offsetParent === null) continue;
+  if (pre.scrollWidth > pre.clientWidth + 1) code.push(pre.textContent.trim().slice(0, 60));
+  if (codeFits === null && pre.closest('div.cell_input')) {
+    const probe = document.createElement('span');
+    probe.style.whiteSpace = 'pre';
+    probe.textContent = 'x'.repeat(arguments[1]);
+    pre.appendChild(probe);
+    const cs = getComputedStyle(pre);
+    const room = pre.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight);
+    codeFits = probe.getBoundingClientRect().width <= room + 0.5;
+    probe.remove();
+  }
+}
 const pageWide = document.documentElement.scrollWidth > vw + 1;
+folded.forEach((d) => { d.open = false; });
 return {wide: wide.slice(0, 5), cut: cut.slice(0, 5), braces: braces.slice(0, 5), searches: searches,
         rows: document.querySelectorAll('main tr.verdict-row').length, outputs: outputs.slice(0, 5),
-        nOutputs: outputs.length, pageWide: pageWide, pageWidth: document.documentElement.scrollWidth};
+        nOutputs: outputs.length, code: code.slice(0, 5), nCode: code.length, nCodeSeen: seen.size,
+        codeFits: codeFits, pageWide: pageWide, pageWidth: document.documentElement.scrollWidth};
 """
 
 
 def check_reader_layout(browser, page: str, *, ledger: bool = False) -> None:
     """The verdict (or ledger) tables as a reader sees them, on the page the browser shows: at 1400 px and at a
-    phone's 390 px no table is wider than its column, no text output needs sideways scrolling, the page does not
-    scroll sideways, the essentials of every row (down to "holds?") are in view
+    phone's 390 px no table is wider than its column, no text output and no code cell (folded ones opened) or code
+    block needs sideways scrolling, the page does not scroll sideways; at 1400 px a code line of the longest length
+    the sources allow fits a cell unwrapped; the essentials of every row (down to "holds?") are in view
     without sideways scrolling, no cell shows raw braces of ASCII maths, and a row's details open and close with
     the keyboard."""
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
+    from test_chapter_source import MAX_CODE_LINE
 
     for width in (1400, 390):
         browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
                                 {"width": width, "height": 900, "deviceScaleFactor": 1, "mobile": width < 600})
         try:
             time.sleep(0.2)
-            got = browser.execute_script(READER_LAYOUT, ledger)
+            got = browser.execute_script(READER_LAYOUT, ledger, MAX_CODE_LINE)
         finally:
             browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
         assert got["rows"] > 0, f"{page}: no verdict rows"
@@ -974,7 +1000,12 @@ def check_reader_layout(browser, page: str, *, ledger: bool = False) -> None:
         assert not got["braces"], f"{page}: raw braces of ASCII maths in verdict cells: {got['braces']}"
         assert not got["outputs"], (f"{page} at {width} px: {got['nOutputs']} text outputs wider than their box "
                                     f"(sideways scrolling): {got['outputs']}")
+        assert not got["code"], (f"{page} at {width} px: {got['nCode']} of {got['nCodeSeen']} code cells or blocks "
+                                 f"wider than their box (sideways scrolling): {got['code']}")
         assert not got["pageWide"], f"{page} at {width} px: the page scrolls sideways ({got['pageWidth']} px)"
+        if width == 1400 and not ledger:
+            assert got["codeFits"], (f"{page} at 1400 px: a {MAX_CODE_LINE}-character code line does not fit a "
+                                     "code cell unwrapped")
         if width == 1400:
             assert got["searches"] == 1, f"{page}: {got['searches']} search boxes in view (one is enough)"
     summaries = [e for e in browser.find_elements(By.CSS_SELECTOR, "main details.verdict-more > summary")
