@@ -286,6 +286,7 @@ def main() -> int:
         "failures": failures,
         "real_defects": sum(f["class"] == "b" for f in failures),
         "unclassified": sum(f["class"] == "unclassified" for f in failures),
+        "passed_ids": [r["id"] for r in ours if r["outcome"] == "passed"],
         "skipped": [{"id": r["id"], "message": r["message"]} for r in ours if r["outcome"] == "skipped"],
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
