@@ -10,6 +10,7 @@ No paired ``.ipynb`` is ever written next to a chapter.
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 import tempfile
 from pathlib import Path
@@ -105,15 +106,30 @@ def pytest_collection_modifyitems(session, config, items):
 
 def pytest_configure(config):
     """The controller (or a plain run) makes the folder in which the test processes share verdict runs
-    (``tests/verdict_runs.py``); xdist workers inherit its name through the environment."""
-    if hasattr(config, "workerinput") or os.environ.get("THEORYBOOK_VERDICT_RUNS"):
+    (``tests/verdict_runs.py``) and draws this run's seed-audit sample salt; xdist workers inherit both through
+    the environment."""
+    if hasattr(config, "workerinput"):
+        return
+    if not os.environ.get("THEORYBOOK_AUDIT_SALT"):
+        os.environ["THEORYBOOK_AUDIT_SALT"] = secrets.token_hex(4)
+        config._theorybook_salt = True
+    if os.environ.get("THEORYBOOK_VERDICT_RUNS"):
         return
     d = tempfile.mkdtemp(prefix="theorybook-verdict-runs-")
     os.environ["THEORYBOOK_VERDICT_RUNS"] = d
     config._theorybook_verdict_runs = d
 
 
+def pytest_report_header(config):
+    salt = os.environ.get("THEORYBOOK_AUDIT_SALT")
+    if not salt:
+        return []
+    return [f"seed-audit sample salt: THEORYBOOK_AUDIT_SALT={salt} (set it to re-draw this run's sample)"]
+
+
 def pytest_unconfigure(config):
+    if getattr(config, "_theorybook_salt", False):
+        os.environ.pop("THEORYBOOK_AUDIT_SALT", None)
     d = getattr(config, "_theorybook_verdict_runs", None)
     if d:
         shutil.rmtree(d, ignore_errors=True)
