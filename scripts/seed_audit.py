@@ -236,7 +236,8 @@ def audit(slugs: Iterable[str], jobs: int, root: Path = ROOT, records: Path = RE
     """Run every unseen seed of each chapter in ``slugs``, ``jobs`` seeds at a time (one intra-op thread each), and
     write their records. Returns each chapter's :func:`problems` (a row failing on a seed is recorded, and listed)."""
     slugs = list(slugs)
-    tasks = [(slug, s) for slug in slugs for s in verdict_runs.unseen_seeds(slug)]
+    seeds = {slug: verdict_runs.unseen_seeds(slug) for slug in slugs}
+    tasks = [(slug, s) for slug in slugs for s in seeds[slug]]
     runs: dict[str, dict[int, dict[str, Any]]] = {slug: {} for slug in slugs}
     cpu = dict.fromkeys(slugs, 0.0)
     t0 = time.perf_counter()
@@ -252,11 +253,11 @@ def audit(slugs: Iterable[str], jobs: int, root: Path = ROOT, records: Path = RE
         for res in results:
             runs[res["slug"]][res["seed"]] = res["run"]
             cpu[res["slug"]] += res["cpu_s"]
-            if len(runs[res["slug"]]) == verdict_runs.N_SEEDS:
-                slug = res["slug"]
+            slug = res["slug"]
+            if len(runs[slug]) == len(seeds[slug]):
                 write_record(make_record(slug, runs[slug], root), records)
                 bad = sum(not r["holds"] for r in runs[slug].values())
-                log(f"seed audit: {slug}: {verdict_runs.N_SEEDS} seeds, {cpu[slug]:.1f} CPU s, "
+                log(f"seed audit: {slug}: {len(seeds[slug])} seeds, {cpu[slug]:.1f} CPU s, "
                     f"{'every row holds' if not bad else f'{bad} seed(s) with a failing row'}")
     finally:
         if pool is not None:
