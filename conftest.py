@@ -95,8 +95,40 @@ _LONGEST = ("test_seed_robustness.py::test_stochastic_rows_hold_for_unseen_seeds
             "test_chapters.py::test_chapter_executes[cdeq]")
 
 
+def _deselect_unchanged(config, items) -> None:
+    """Under ``make test-changed`` (``THEORYBOOK_CHANGED_PLAN`` names its plan): keep only the items whose
+    dependencies changed since the last green run (``scripts/test_select.py``)."""
+    import json
+    import sys
+
+    plan_file = os.environ.get("THEORYBOOK_CHANGED_PLAN")
+    if not plan_file:
+        return
+    root = Path(__file__).resolve().parent
+    sys.path.insert(0, str(root / "scripts"))
+    import chapter_cache
+    import test_select
+
+    plan = test_select.Plan(**json.loads(Path(plan_file).read_text()))
+    known = chapter_cache._packages(root) | {c.stem for c in chapter_cache.chapters(root)}
+    texts: dict[Path, str] = {}
+    keep, drop = [], []
+    for item in items:
+        path = Path(item.path)
+        if path not in texts:
+            texts[path] = path.read_text(encoding="utf-8") if path.suffix == ".py" else ""
+        rel = str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        (keep if test_select.selected(plan, rel, params, texts[path], known) else drop).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+
 def pytest_collection_modifyitems(session, config, items):
-    """Move the longest tests (:data:`_LONGEST`) to the front, in that order; the rest keep theirs."""
+    """Under ``make test-changed``, drop the items whose dependencies did not change (:func:`_deselect_unchanged`);
+    move the longest tests (:data:`_LONGEST`) to the front, in that order; the rest keep theirs."""
+    _deselect_unchanged(config, items)
 
     def rank(item) -> int:
         return next((i for i, key in enumerate(_LONGEST) if key in item.nodeid), len(_LONGEST))
