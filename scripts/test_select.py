@@ -55,6 +55,9 @@ TEST_CORE = ("conftest.py", "Makefile", "pyproject.toml", "_config.yml", "_toc.y
              "scripts/test_select.py", "scripts/ipython_kernel_config.py")
 #: A test file that walks every package or chapter: its items not parametrized by one run when anything is affected.
 _GLOBAL = re.compile(r"iter_modules|theorybook\.__path__|chapter_cache\.chapters|_toc\.yml|rglob\(")
+#: The mark of a test file that tests the machinery on a copy of the sources (``test_chapter_cache.py``, this
+#: selection's own tests): it runs when the core or the file itself changes, not for a chapter's change.
+CORE_ONLY = "# test-changed: core only"
 
 
 def snapshot(root: Path = ROOT) -> dict[str, str]:
@@ -170,6 +173,8 @@ def selected(p: Plan, test_file: str, params: dict, text: str, known: set[str]) 
     source, ``known`` every package and chapter stem) runs under the plan."""
     if p.everything or test_file in p.full_files:
         return True
+    if CORE_ONLY in text:
+        return False
     affected = set(p.packages) | set(p.chapters) | set(p.records)
     slugs = _slugs(params, known)
     if slugs is not None:
@@ -186,8 +191,8 @@ def test_files(p: Plan, root: Path = ROOT) -> list[str]:
     out = []
     for t in sorted((root / "tests").glob("test_*.py")):
         rel, text = str(t.relative_to(root)), t.read_text(encoding="utf-8")
-        if p.everything or rel in p.full_files or (_GLOBAL.search(text) and affected) or (
-                chapter_cache._imported(text, known) & set(p.packages)):
+        if p.everything or rel in p.full_files or CORE_ONLY not in text and (
+                (_GLOBAL.search(text) and affected) or chapter_cache._imported(text, known) & set(p.packages)):
             out.append(rel)
     return out
 

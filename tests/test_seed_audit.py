@@ -2,6 +2,7 @@
 the record are each caught (``scripts/seed_audit.py``). Tiny fixtures: a toy package in a temporary tree and a toy
 ``seeded_verdicts``, no chapter runs."""
 
+# test-changed: core only
 from __future__ import annotations
 
 import json

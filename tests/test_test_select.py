@@ -5,6 +5,7 @@ test file and its parametrized items; editing the shared core (``check/``) or th
 everything; a green run is recorded and a failed one is not.
 """
 
+# test-changed: core only
 from __future__ import annotations
 
 import json
