@@ -245,9 +245,16 @@ def audit(slugs: Iterable[str], jobs: int, root: Path = ROOT, records: Path = RE
         results: Iterable[dict[str, Any]] = (run_seed(slug, s) for slug, s in tasks)
         pool = None
     else:
+        threads = os.environ.get("OMP_NUM_THREADS")
         os.environ["OMP_NUM_THREADS"] = "1"  # inherited by the pool's processes
-        pool = cf.ProcessPoolExecutor(jobs, mp_context=mp.get_context("spawn"))
-        futures = [pool.submit(run_seed, slug, s) for slug, s in tasks]
+        try:
+            pool = cf.ProcessPoolExecutor(jobs, mp_context=mp.get_context("spawn"))
+            futures = [pool.submit(run_seed, slug, s) for slug, s in tasks]
+        finally:
+            if threads is None:
+                os.environ.pop("OMP_NUM_THREADS", None)
+            else:
+                os.environ["OMP_NUM_THREADS"] = threads
         results = (f.result() for f in cf.as_completed(futures))
     try:
         for res in results:
