@@ -87,6 +87,7 @@ def pytest_collect_file(file_path: Path, parent):
 
 #: The longest tests of each suite (15–125 s each on a 2-core CPU, `--durations`), heaviest first. They run first,
 #: so that under pytest-xdist (`make test`) no worker starts one of them while the others have run out of tests.
+#: (A seed-robustness item is long only when its chapter's seed-audit record is stale and re-audited in the run.)
 _LONGEST = ("test_seed_robustness.py::test_stochastic_rows_hold_for_unseen_seeds[dash_shampoo]",
             "test_seed_robustness.py::test_stochastic_rows_hold_for_unseen_seeds[lmo_batch_scaling]",
             "test_seed_robustness.py::test_stochastic_rows_hold_for_unseen_seeds[",

@@ -287,7 +287,7 @@ def main(argv: list[str]) -> int:
     if args.cmd == "status":
         for slug in every:
             why = stale(slug)
-            print(f"{slug}: {'current' if why is None else why}")
+            print(f"{slug}: current" if why is None else why)
         return 0
     unknown = sorted(set(args.slugs) - set(every))
     if unknown:
