@@ -123,6 +123,9 @@ def _deselect_unchanged(config, items) -> None:
             texts[path] = path.read_text(encoding="utf-8") if path.suffix == ".py" else ""
         rel = str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
         params = getattr(getattr(item, "callspec", None), "params", {})
+        if item.get_closest_marker("core_only") is not None:
+            (keep if plan.everything or rel in plan.full_files else drop).append(item)
+            continue
         (keep if test_select.selected(plan, rel, params, texts[path], known) else drop).append(item)
     if drop:
         config.hook.pytest_deselected(items=drop)
@@ -144,6 +147,8 @@ def pytest_configure(config):
     """The controller (or a plain run) makes the folder in which the test processes share verdict runs
     (``tests/verdict_runs.py``) and draws this run's seed-audit sample salt; xdist workers inherit both through
     the environment."""
+    config.addinivalue_line("markers", "core_only: depends only on the shared core and the test machinery, not on any "
+                            "chapter: `make test-changed` runs it only when those (or its file) change")
     if hasattr(config, "workerinput"):
         return
     if not os.environ.get("THEORYBOOK_AUDIT_SALT"):

@@ -16,7 +16,8 @@ The selection compares the working tree with it (:func:`plan`) and uses the chap
   ``tests/test_<x>.py``: that test file, in full;
 * anything else (``README.md``, ``environment.yml``, ``bench/*.py``, …): every test file that names it, in full.
 
-A test item then runs (:func:`selected`) when its file runs in full, or it is parametrized by a chapter or package
+A test item runs (:func:`selected`; one marked ``core_only`` only in the first case) when everything or its file
+runs in full, or it is parametrized by a chapter or package
 (``[colora]``, ``[theorybook.colora.theory.x]``, ``[book/…/colora.md]``) that is affected, or — not parametrized by
 one — its file imports an affected package, or walks every package (``test_api_fuzz``, ``test_packaging``, …) and
 something is affected. So after editing ``src/theorybook/colora/`` the run is ``tests/test_colora.py``, the
