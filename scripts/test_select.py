@@ -14,6 +14,7 @@ The selection compares the working tree with it (:func:`plan`) and uses the chap
   and so is every chapter whose closure holds it (:func:`chapter_cache.dependencies`);
 * ``book/…/<slug>.md``: that chapter; ``tests/seed_audit/<slug>.json``: that chapter's audit;
   ``tests/test_<x>.py``: that test file, in full;
+* another file under ``tests/`` (a helper module): everything;
 * anything else (``README.md``, ``environment.yml``, ``bench/*.py``, …): every test file that names it, in full.
 
 A test item runs (:func:`selected`; one marked ``core_only`` only in the first case) when everything or its file
@@ -137,6 +138,8 @@ def plan(changed: set[str], root: Path = ROOT, before: dict[str, str] | None = N
         elif parts[0] == "tests" and re.fullmatch(r"test_\w+\.py", parts[-1]) and len(parts) == 2:
             if exists:
                 full.add(rel)
+        elif parts[0] == "tests":  # a helper module or data of the tests (verdict_runs.py, walltime.py, …)
+            return Plan(everything=True, why=f"{rel} is shared by the tests", changed=p.changed)
         else:  # README.md, environment.yml, bench/*.py, other scripts: the test files that name it
             name = Path(rel).name
             full |= {str(t.relative_to(root)) for t in tests if name in t.read_text(encoding="utf-8")}
