@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import platform
 import statistics
+import subprocess
 import time
 from pathlib import Path
 
@@ -27,6 +29,30 @@ def machine_info() -> dict:
             "platform": platform.platform(), "python": platform.python_version(), "torch": torch.__version__,
             "load_avg_1_5_15_start": [round(x, 2) for x in load],
             "cuda": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None}
+
+
+def provenance(root: Path, package: str) -> tuple[str | None, bool | None]:
+    """The commit a result was computed at and whether ``package`` (a path under ``root``) had uncommitted changes
+    then; ``(None, None)`` outside a git checkout."""
+    try:
+        head = subprocess.check_output(["git", "rev-parse", "HEAD"], cwd=root, text=True).strip()
+        dirty = bool(subprocess.check_output(["git", "status", "--porcelain", package], cwd=root, text=True).strip())
+    except (OSError, subprocess.CalledProcessError):
+        return None, None
+    return head, dirty
+
+
+def write_results(out: dict, path: str | Path, t_start: float) -> Path:
+    """Close a bench's result: the load average at the end, its wall and process CPU seconds, written as JSON to
+    ``path`` (parents made); prints where it went."""
+    out["machine"]["load_avg_1_5_15_end"] = [round(x, 2) for x in os.getloadavg()]
+    out["wall_s"] = round(time.time() - t_start, 1)
+    out["cpu_s_process"] = round(time.process_time(), 1)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(out, indent=1, default=str))
+    print(f"wrote {path} ({out['wall_s']} s wall, {out['cpu_s_process']} s CPU)")
+    return path
 
 
 def interleaved_medians(plan: dict, reps: int, sync=None) -> tuple[dict[str, float], dict[str, float]]:

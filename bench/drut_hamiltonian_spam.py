@@ -1,11 +1,12 @@
 """D-RUT: the pilot behind the SPAM rows' scans (readout flip δ and ancilla phase offset ε at the J = 12 budget).
 
-    python bench/drut_hamiltonian_spam.py      # pilot seeds 9001–9040 (≈ 10 s)
+    python bench/drut_hamiltonian_spam.py      # pilot seeds 9001–9040 (≈ 3 min on 2 loaded cores)
 
 For each pilot seed, :func:`theorybook.drut_hamiltonian.spam_study` on the flip grid (0.05, 0.1, 0.15, 0.2) and the
 offset grid ``SPAM_OFFSETS``, and each estimator's RMSE of C divided by the row's bound at each value — 3·CRB/(1 − 2δ)
 for a flip, ε/2^J + 3·CRB for an offset (the efficiency band's upper end, :data:`~theorybook.drut_hamiltonian.
-verdicts.EFFICIENCY`). Reports, per estimator (RPE, Ramsey atan2, Ramsey arccos, RPE's schedule read by arccos) and
+verdicts.EFFICIENCY`). Reports, per estimator (RPE, Ramsey atan2, Ramsey arccos, RPE's schedule read by arccos, RPE with
+uniform shots at the same total time; flips at ``FLIP_REPS`` = 512 replicates, offsets at 64) and
 value, the largest and smallest ratio over the seeds, how many seeds exceed the bound, and the worst ratio over the
 rows' scans (``SPAM_FLIPS``, ``SPAM_OFFSETS``). Writes bench/results/drut_hamiltonian_spam.json.
 """
@@ -28,7 +29,7 @@ from theorybook.drut_hamiltonian.verdicts import EFFICIENCY
 OUT = pathlib.Path(__file__).parent / "results" / "drut_hamiltonian_spam.json"
 PILOT = tuple(PILOT_SEEDS)[:40]
 FLIPS = (*SPAM_FLIPS, 0.2)
-ESTIMATORS = ("rpe", "ramsey_atan2", "ramsey_arccos", "rpe_schedule_arccos")
+ESTIMATORS = ("rpe", "ramsey_atan2", "ramsey_arccos", "rpe_schedule_arccos", "rpe_uniform_shots")
 
 
 def main() -> None:

@@ -17,13 +17,12 @@ from __future__ import annotations
 import argparse
 import json
 import pathlib
-import subprocess
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
-from _machine import machine_info  # noqa: E402
+from _machine import machine_info, provenance  # noqa: E402
 
 from theorybook.lmo_batch_scaling.experiment import RIDGE, RIDGE_RESULTS, ridge_map, ridge_record  # noqa: E402
 
@@ -51,12 +50,7 @@ def main() -> None:
     seeds = list(RIDGE["pilot_seeds"]) + list(RIDGE["eval_seeds"])
     with ProcessPoolExecutor(max_workers=args.workers) as ex:
         recs = dict(zip(seeds, ex.map(_one, seeds), strict=True))
-    try:
-        head = subprocess.check_output(["git", "rev-parse", "HEAD"], cwd=ROOT, text=True).strip()
-        dirty = bool(subprocess.check_output(["git", "status", "--porcelain", "src/theorybook/lmo_batch_scaling"],
-                                             cwd=ROOT, text=True).strip())
-    except (OSError, subprocess.CalledProcessError):
-        head, dirty = None, None
+    head, dirty = provenance(ROOT, "src/theorybook/lmo_batch_scaling")
     out = {"benchmark": "lmo_ridge", "commit": head, "chapter_code_uncommitted": dirty,
            "design": {k: list(v) if isinstance(v, tuple) else v for k, v in RIDGE.items()},
            "pilot": [recs[s] for s in RIDGE["pilot_seeds"]], "eval": [recs[s] for s in RIDGE["eval_seeds"]],

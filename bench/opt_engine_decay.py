@@ -1,8 +1,9 @@
 """OPT-Engine's TSP decay row at the scale it needs: the stronger stand-in (multi-start 2-opt: nearest neighbour from
-every city, then 2-opt) against Held–Karp on 1000 seeded instances per size (4, 6, 8, 10, 12 cities), the SIR proxy
-(HiGHS DFJ on the parsed text) on the first 100 records at 4 and 12 cities, and a second sample at 4 cities.
+every city, then 2-opt) against Held–Karp on 1000 seeded instances per size (4, 6, 8, 10, 12 cities), its rival (the
+same multi-start search with Or-opt moves added) on the same records, a second sample at 4 cities, and (reported
+only) the SIR proxy (HiGHS DFJ on the parsed text) on the first 100 records at 4 and 12 cities.
 
-    python bench/opt_engine_decay.py            # the chapter's seed (CHAPTER_SEEDS[0]); ≈ 20 s on a 2-core CPU
+    python bench/opt_engine_decay.py            # the chapter's seed (CHAPTER_SEEDS[0]); ≈ 90 s on a loaded 2-core CPU
 
 The stronger stand-in's accuracy falls only from 1.00 to ≈ 0.97 over the scan, so the chapter's per-seed budget
 (≈ 1 s) cannot resolve it; the chapter and its verdict row read bench/results/opt_engine_decay.json (machine named).

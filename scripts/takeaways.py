@@ -5,7 +5,9 @@ sphinx-book-theme offers each chapter as ``_sources/<doc>.ipynb`` (its download 
 can lack them, so at the end of the build this extension rewrites every chapter's download from the execution
 cache (``_build/.jupyter_cache``, the run ``scripts/chapter_cache.py`` made): the chapter as MyST-NB reads it, its
 outputs merged from the cached execution, and a first cell saying where it comes from and how to install
-``theorybook`` to run it again. ``tests/test_site.py::test_executed_notebooks`` opens each with nbformat.
+``theorybook`` to run it again. Its prose is made to read in plain Jupyter (:mod:`plain_notebook`): glued numbers,
+numbered references and citations resolved to text, directives as quoted paragraphs, figure captions under the
+figures, a note under each widget. ``tests/test_site.py::test_executed_notebooks`` opens each with nbformat.
 """
 
 from __future__ import annotations
@@ -60,12 +62,19 @@ def _build_finished(app: Sphinx, exception: Exception | None) -> None:
     cache_dir = Path(app.outdir).parent / ".jupyter_cache"
     sys.path.insert(0, str(root / "scripts"))
     import chapter_cache
+    import plain_notebook
 
+    resolvers = plain_notebook.sphinx_resolvers(app)  # the book's numbering, bibliography and bottom lines, once
     for chapter in chapter_cache.chapters(root):
         doc = chapter.relative_to(root).with_suffix("")
         nb = executed_notebook(chapter, cache_dir)
         if nb is None:
             continue
+        try:
+            resolver, caption = resolvers(str(doc), plain_notebook.glue_values(nb))
+            plain_notebook.plain_notebook(nb, resolver, caption)
+        except Exception as err:  # noqa: BLE001 - the download stays MyST; test_notebooks_read_without_the_book says so
+            print(f"takeaways: {doc}: the notebook's prose was not made plain ({err!r})", file=sys.stderr)
         out = Path(app.outdir) / "_sources" / doc.with_suffix(".ipynb")
         out.parent.mkdir(parents=True, exist_ok=True)
         nbformat.write(nb, str(out))

@@ -483,3 +483,21 @@ def test_a4_alternatives_recomputed(small_pair):
         e.append(rel(z))
     assert st["a4_chord"] == pytest.approx(e[-1] / e[0], rel=1e-9)
     assert st["a4_chord"] < 0.5 and st["a4_refine"] < 1.0  # both spend the extra calls well on the gated layer
+
+
+def test_a1_error_model_from_the_seed_spread():
+    """A1's error model: a log-normal fit to one-run ratios; P(one run < 2) and the least odd k whose median of k
+    runs falls below 2 with probability ≤ 1e-3 (checked against a direct binomial sum)."""
+    from math import comb
+
+    from theorybook.cdeq.verdicts import a1_seeds_needed
+
+    p, k = a1_seeds_needed([2.0 * np.e, 2.0 * np.e ** 3])  # log-ratios 1 + ln 2 and 3 + ln 2: mean 2 + ln 2, sd √2
+    assert p == pytest.approx(0.5 * (1 + math.erf(-2 / math.sqrt(2) / math.sqrt(2))), rel=1e-12)
+
+    def tail(kk):
+        return sum(comb(kk, j) * p**j * (1 - p) ** (kk - j) for j in range((kk + 1) // 2, kk + 1))
+
+    assert k % 2 == 1 and tail(k) <= 1e-3 and (k == 1 or tail(k - 2) > 1e-3)
+    with pytest.raises(ValueError, match="ratios"):
+        a1_seeds_needed([3.0])

@@ -394,7 +394,7 @@ def test_paper_claims_validate():
         PaperClaim("C1", "x", reason_class="language model")
     assert PaperClaim("C1", "x", quoted_only=True, why="needs the paper's LLM",
                       reason_class="language model").quoted_only
-    assert len(REASON_CLASSES) == 5 and "paper text unread" in REASON_CLASSES
+    assert len(REASON_CLASSES) == 6 and {"paper text unread", "underpowered here"} <= set(REASON_CLASSES)
     with pytest.raises(ValueError, match="label"):
         Control("", 1.0)
 

@@ -189,8 +189,9 @@ def test_claims_tagged_and_tested(seeded_7003):
     ids = {c.id: c for c in PAPER_CLAIMS}
     assert ids["T4.2"].where == "abstract" and ids["eq27"].where == "abstract"
     assert ids["curriculum"].where != "abstract" and ids["hardtail"].where != "abstract"
-    assert ids["sensitivity"].regime == "η_q" and ids["pass8"].reason_class == "language model"
-    assert ids["freq"].quoted_only and ids["freq"].reason_class == "no measurable consequence"
+    assert all(k in ids["sensitivity"].regime for k in ("η_q ∈", "EMA β ∈", "bins ∈", "lr 0.3"))
+    assert ids["pass8"].reason_class == "language model"
+    assert ids["freq"].quoted_only and ids["freq"].reason_class == "underpowered here"
     assert not ids["eq27"].quoted_only and ids["eq27"].regime == "horizon T"
     assert headline_claim(PAPER_CLAIMS)["id"] == "pass8" and sum(c.headline for c in PAPER_CLAIMS) == 1
     sv = sensitivity_verdicts(_SCAN, _KNOBS)
@@ -254,7 +255,7 @@ def test_worst_auc_and_lead_lag():
 
 
 def test_adversary_score_is_the_bins_mean_failure_rate():
-    """The frequency-bias claim holds by construction (quoted, no row): this checks our code for it — at skew 0 and
+    """Our adversary's score is the paper's (the frequency-bias claim is quoted, 'underpowered here'): at skew 0 and
     2 alike, the first step's weights are EXP3P of the bins' MEAN failure rates (an intensive score, not a sum)."""
     for skew in (0.0, 2.0):
         r = simulate("prompt_gdro", steps=1, batch=64, seeds=3, n_prompts=300, seed=5, beta=1.0, skew=skew)
@@ -262,6 +263,33 @@ def test_adversary_score_is_the_bins_mean_failure_rate():
         score = np.where(present, 1.0 - r.reward[:, 0], 0.0)
         _, q = exp3p_weights(score, eta_q=3.0, gamma=0.15, clip=5.0)
         np.testing.assert_allclose(r.weight[:, 0], q.numpy(), atol=1e-12)
+
+
+def test_extensive_score_ablation_and_frequency_tracking():
+    """The ablation of the debiasing (the bin's loss MASS q̂_b·ℓ̄_b in place of its mean) changes only the score, and
+    frequency_tracking measures ω's partial rank correlations with the pool's failure rate and share."""
+    from theorybook.gdro_grpo.experiment import frequency_tracking
+
+    kw = dict(steps=1, batch=64, seeds=3, n_prompts=300, seed=5, beta=1.0, skew=2.0)
+    r = simulate("prompt_gdro", score="extensive", **kw)
+    present = r.prompt_share[:, 0] > 0
+    score = np.where(present, r.prompt_share[:, 0] * (1.0 - r.reward[:, 0]), 0.0)
+    omega, q = exp3p_weights(score, eta_q=3.0, gamma=0.15, clip=5.0)
+    np.testing.assert_allclose(r.weight[:, 0], q.numpy(), atol=1e-12)
+    np.testing.assert_allclose(r.omega[:, 0], omega.numpy(), atol=1e-12)
+    assert r.pool_share.shape == r.pool_fail.shape == r.omega.shape
+    np.testing.assert_allclose(r.pool_share.sum(2), 1.0, atol=1e-12)
+    assert np.all((r.pool_fail >= 0) & (r.pool_fail <= 1))
+    assert simulate("grpo", steps=1, batch=8, seeds=1, n_prompts=30).omega is None
+    with pytest.raises(ValueError):
+        simulate("prompt_gdro", score="sum", steps=1, batch=8, seeds=1, n_prompts=30)
+    small = dict(steps=20, batch=32, seeds=4, n_prompts=200, seed=3, lr=3.0, eta_q=30.0, curves=False, skew=2.0)
+    ft_i = frequency_tracking(simulate("prompt_gdro", **small))
+    ft_x = frequency_tracking(simulate("prompt_gdro", score="extensive", **small))
+    assert ft_i.shape == ft_x.shape == (4, 2) and np.all(np.abs(ft_i) <= 1 + 1e-12)
+    assert ft_x[:, 1].mean() > ft_i[:, 1].mean()  # the loss mass favours frequent bins more than the mean loss
+    with pytest.raises(ValueError):
+        frequency_tracking(simulate("grpo", steps=2, batch=8, seeds=1, n_prompts=30))
 
 
 def test_adversary_play():

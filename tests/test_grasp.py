@@ -408,3 +408,42 @@ def test_convex_row_is_not_specific_one_anchored_acsa_run_passes():
     assert row.holds and row.outcome == "not_specific" and len(row.controls) == 2
     passes = [(c["label"].startswith("one AC-SA run"), c["passes"]) for c in row.controls]
     assert passes == [(True, True), (False, False)]
+
+
+def test_pool_scan_fresh_fields_leave_out_the_chapters_pool():
+    """bench/results/grasp_pool_scan.json: what the book calls "fresh draws" (pool seeds 1–10) excludes the
+    chapter's own pool POOL_SEED, and the summary's fresh counts, maxima and tuned-offset range are those of the
+    fresh pools alone."""
+    import json
+    import pathlib
+
+    from theorybook.grasp import POOL_SEED
+
+    scan = json.loads((pathlib.Path(__file__).parents[1] / "bench/results/grasp_pool_scan.json").read_text())
+    fresh = [p for p in scan["pools"] if p["pool_seed"] != POOL_SEED]
+    assert scan["chapter_pool_seed"] == POOL_SEED and POOL_SEED not in scan["fresh_pool_seeds"]
+    assert [p["pool_seed"] for p in fresh] == scan["fresh_pool_seeds"] and len(fresh) == len(scan["pools"]) - 1
+    for name, s in scan["summary"].items():
+        assert s["fresh_max"] == max(p["worst_ratio"][name] for p in fresh)
+        assert s["fresh_passes"] == sum(p["worst_ratio"][name] <= scan["log2T"] for p in fresh)
+    offs = [o for p in fresh for o in p["tuned_offset"]]
+    assert scan["fresh_tuned_offset_range"] == [min(offs), max(offs)]
+
+
+def test_pool_seed_scan_is_consistent_and_unseen():
+    """bench/results/grasp_pool_seeds.json (second sceptic review): six further run seeds on the pool scan's fresh
+    pools, none the scan's own run seed; the summary's counts and maxima are those of its runs."""
+    import json
+    import pathlib
+
+    root = pathlib.Path(__file__).parents[1] / "bench/results"
+    scan = json.loads((root / "grasp_pool_scan.json").read_text())
+    seeds = json.loads((root / "grasp_pool_seeds.json").read_text())
+    assert seeds["pools"] == scan["fresh_pool_seeds"] and scan["run_seed"] not in seeds["run_seeds"]
+    assert sorted(seeds["runs"]) == sorted(str(s) for s in seeds["run_seeds"])
+    for name, s in seeds["summary"].items():
+        vals = [x for r in seeds["runs"].values() for x in r[name]]
+        assert s["pairs"] == len(vals) == len(seeds["run_seeds"]) * len(seeds["pools"])
+        assert s["fails"] == sum(x > seeds["log2T"] for x in vals) and s["max"] == max(vals)
+    # the single anchored run fails far more often than the search on fresh pools
+    assert seeds["summary"]["one run at η̄/√T"]["fails"] > 5 * seeds["summary"]["Grasp-style"]["fails"]

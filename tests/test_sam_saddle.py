@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from theorybook.sam_saddle import (
+    BEALE_MINIMUM,
     BEALE_SADDLE,
     ascent_flip_share,
     attractor_threshold,
@@ -520,3 +521,34 @@ def test_random_ascent_ablation_fails_the_comparative_rows():
     abl = [c for r in rows for c in r.controls if c["label"].startswith("SAM with its ascent along a random")]
     assert len(abl) == 2 and not any(c["passes"] for c in abl)
     assert all(float(c["measured"]) < 3.0 for c in abl)
+
+
+def test_case3_control_near_the_minimum_fails_both_case3_tests():
+    """The Case III control (SAM with the stuck runs' ρ = 0.5, 1, official step and 10⁵ steps, started within the
+    official stop radius of the minimum): its cosine does not swing below −0.9 and above 0.9, and its ascent flips
+    on fewer than half the steps of the second half — both Case III rows' tests fail on it."""
+    start = ex.BEALE_NEAR_MIN_START
+    assert math.isclose(math.dist(start, BEALE_MINIMUM), ex.BEALE_STOP_RADIUS, rel_tol=1e-12)
+    ray = [(a - m) / (s - m) for a, m, s in zip(start, BEALE_MINIMUM, ex.BEALE_START, strict=True)]
+    assert math.isclose(ray[0], ray[1], rel_tol=1e-12) and ray[0] > 0  # on the ray to the official start
+    tr = ex.beale_near_minimum_run()
+    half = tr.cos.shape[0] // 2
+    late = tr.cos[half:]
+    assert tr.cos.shape == (ex.BEALE_STEPS, 2)
+    swing = (late.min(0).values < -0.9) & (late.max(0).values > 0.9)
+    assert not bool(swing.any()), (late.min(0).values, late.max(0).values)
+    assert float(ascent_flip_share(tr, half).max()) < 0.5
+    assert float(tr.distance(BEALE_MINIMUM)[-1].max()) < ex.BEALE_STOP_RADIUS  # it stays by the minimum
+
+
+def test_case3_control_does_not_depend_on_its_start():
+    """Sceptic review: the near-minimum control is not chosen to fail by its start. Started 10⁻³ from the minimum on
+    the same ray (the stuck runs sit within 10⁻³ of the saddle), SAM with ρ = 0.5, 1 has the same second half as
+    from the stop radius: the cosine stays positive and the ascent never flips."""
+    d = math.dist(ex.BEALE_START, BEALE_MINIMUM)
+    start = tuple(m + 1e-3 * (s - m) / d for s, m in zip(ex.BEALE_START, BEALE_MINIMUM, strict=True))
+    tr = beale_sam(start, ex.BEALE_LR, ex.BEALE_RHOS[2:], ex.BEALE_STEPS)
+    half = tr.cos.shape[0] // 2
+    far = ex.beale_near_minimum_run()
+    torch.testing.assert_close(tr.cos[half:].min(0).values, far.cos[half:].min(0).values, rtol=0, atol=1e-3)
+    assert float(tr.cos[half:].min()) > 0.0 and float(ascent_flip_share(tr, half).max()) == 0.0

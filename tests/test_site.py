@@ -389,12 +389,86 @@ def test_pdf_of_the_book(built_book):
     assert pages >= 40, f"the PDF has {pages} pages"
 
 
-def test_executed_notebooks(built_book):
-    """Each chapter's download is an executed notebook: its code cells carry the build's outputs, and its first cell
-    says how to install ``theorybook`` to run it again (scripts/takeaways.py)."""
+def test_pdf_navigates_like_a_book(built_book):
+    """The PDF is read as a book (issue 59): a bookmark outline parts → chapters → sections, contents with the page
+    numbers the chapters really start on, no link to the build machine's files, every internal link landing on a
+    page of the PDF, and well under 600 pages (hidden code, row details and UI chrome are not printed; the ledger's
+    rows are one line each). Opened with a real PDF library (pypdf)."""
+    import sys
+
+    from pypdf import PdfReader
+
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import make_pdf
+
+    pdf = HTML / make_pdf.PDF
+    _need(pdf.is_file(), f"the PDF of the book at {pdf} (make book prints it with Chromium)")
+    reader = PdfReader(str(pdf))
+    n_pages = len(reader.pages)
+    assert n_pages < 600, f"the PDF has {n_pages} pages (a book well under 600 was asked for)"
+
+    # the outline: the parts at the top, each chapter under its part, sections under the chapters
+    outline = reader.outline
+    top = [o for o in outline if not isinstance(o, list)]
+    parts = [c for _, _, c in make_pdf.toc_pages() if c]
+    part_titles = list(dict.fromkeys(parts))
+    def norm(t: str) -> str:  # an outline title is the heading's text nodes, without the spaces of line breaks
+        return re.sub(r"\s+", "", t)
+
+    titles = [norm(o.title) for o in top]
+    assert all(norm(p) in titles for p in part_titles), f"parts missing from the outline's top level: {titles}"
+    nested = {}
+    for i, o in enumerate(outline):
+        if not isinstance(o, list) and i + 1 < len(outline) and isinstance(outline[i + 1], list):
+            nested[o.title] = outline[i + 1]
+    nested = {norm(k): v for k, v in nested.items()}
+    part_titles = [norm(p) for p in part_titles]
+    chapters_in_outline = sum(len([c for c in nested.get(p, []) if not isinstance(c, list)]) for p in part_titles)
+    assert chapters_in_outline >= len(_chapter_titles()), (
+        f"{chapters_in_outline} chapters under the parts in the outline, {len(_chapter_titles())} in the book")
+    assert any(isinstance(c, list) for p in part_titles for c in nested.get(p, [])), "no sections under the chapters"
+
+    # links: none to file://, every internal one resolves to a page
+    file_links, uris, internal, dangling = [], 0, 0, []
+    names = make_pdf.destination_pages(pdf)
+    for page in reader.pages:
+        for annot in page.get("/Annots") or []:
+            a = annot.get_object()
+            action = a.get("/A")
+            if action is not None and action.get("/URI") is not None:
+                uris += 1
+                if str(action["/URI"]).startswith("file:"):
+                    file_links.append(str(action["/URI"]))
+            elif a.get("/Dest") is not None:
+                internal += 1
+                d = a["/Dest"]
+                if isinstance(d, str) and d.lstrip("/") not in names:
+                    dangling.append(d)
+    assert not file_links, f"{len(file_links)} links point at the build machine's files: {file_links[:3]}"
+    assert internal >= 100, f"only {internal} internal links (cross-references, citations, the ledger's links)"
+    assert not dangling, f"internal links without a destination: {dangling[:5]}"
+
+    # the contents' page numbers (in the print document that was printed) are the pages the entries start on
+    import json
+
+    doc = (HTML / make_pdf.PRINT).read_text(encoding="utf-8")
+    state = json.loads((HTML / make_pdf.STATE).read_text(encoding="utf-8"))
+    assert state.get("sha256") == make_pdf._digest(HTML / make_pdf.PRINT), (
+        "print.html is not the document the PDF was printed from")
+    printed = dict(re.findall(r"<li class='toc-[a-z]+'><a href='#([^']+)'>.*?<span class='toc-page'>(\d+)</span>",
+                              doc))
+    anchors = make_pdf.contents_anchors(HTML)
+    wrong = [(a, printed.get(a), names.get(a)) for a in anchors if printed.get(a) != str(names.get(a))]
+    first = "\n".join(reader.pages[i].extract_text() or "" for i in range(min(4, n_pages)))
+    wrong += [(a, "not in the PDF's text", names[a]) for a in anchors
+              if a in names and not re.search(rf"(?<!\d){names[a]}(?!\d)", first)]
+    assert not wrong, f"contents entries without their page number: {wrong[:5]}"
+
+
+def _chapter_notebooks(bad: list[str]):
+    """(page, notebook) of every chapter's download (``_sources/<doc>.ipynb``); a missing one is added to ``bad``."""
     import nbformat
 
-    bad = []
     for page in PAGES:
         if not is_chapter(page):
             continue
@@ -402,7 +476,14 @@ def test_executed_notebooks(built_book):
         if not path.is_file():
             bad.append(f"{page}: no {path.relative_to(HTML)}")
             continue
-        nb = nbformat.read(str(path), as_version=4)
+        yield page, nbformat.read(str(path), as_version=4)
+
+
+def test_executed_notebooks(built_book):
+    """Each chapter's download is an executed notebook: its code cells carry the build's outputs, and its first cell
+    says how to install ``theorybook`` to run it again (scripts/takeaways.py)."""
+    bad: list[str] = []
+    for page, nb in _chapter_notebooks(bad):
         code = [c for c in nb.cells if c.cell_type == "code"]
         with_out = sum(bool(c.get("outputs")) for c in code)
         if not code or with_out < max(1, len(code) // 2):
@@ -410,6 +491,105 @@ def test_executed_notebooks(built_book):
         if "pip install" not in nb.cells[0].source or "theorybook" not in nb.cells[0].source:
             bad.append(f"{page}: the first cell does not say how to install theorybook")
     assert not bad, "; ".join(bad)
+
+
+def test_notebooks_read_without_the_book(built_book):
+    """Each chapter's download reads in plain Jupyter (issue 59): rendered by nbconvert's HTML exporter (what
+    ``jupyter nbconvert --to html`` runs), it shows no MyST markup — no glue, numref, eq, cite or prf role, no
+    directive fence, no target line — every glued key of the chapter is replaced by its value, each captioned
+    figure has its caption, and each widget a note that it needs a kernel (scripts/plain_notebook.py)."""
+    import copy
+    import html as htmllib
+    import sys
+
+    from nbconvert import HTMLExporter
+
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import plain_notebook
+
+    exporter = HTMLExporter(template_name="classic")
+    bad: list[str] = []
+    for page, nb in _chapter_notebooks(bad):
+        shown_nb = copy.deepcopy(nb)
+        for c in shown_nb.cells:  # code is code: a role inside a Python string is not the reader's prose
+            if c.cell_type == "code":
+                c.source = ""
+        body, _ = exporter.from_notebook_node(shown_nb)
+        left = plain_notebook.myst_left(htmllib.unescape(re.sub(r"<[^>]+>", " ", body)))
+        if left:
+            bad.append(f"{page}: MyST markup left {sorted(set(left))[:4]}")
+        source = (ROOT / page.replace(".html", ".md")).read_text(encoding="utf-8")
+        keys = set(re.findall(r"\{glue:text\}`([A-Za-z0-9_]+)", source))
+        raw = [k for k in keys if f"[{k}]" in body]
+        if raw:
+            bad.append(f"{page}: glued keys without a value {raw[:4]}")
+        captions = len(re.findall(r"^\s+caption:", source, re.M))
+        shown = sum(1 for c in nb.cells if c.cell_type == "markdown" and re.match(r"\*\*(Fig|Figure)", c.source))
+        if shown < captions:
+            bad.append(f"{page}: {shown} of {captions} figure captions in the notebook")
+        widgets = sum(any(plain_notebook.WIDGET_MIME in (o.get("data") or {}) for o in c.get("outputs", []))
+                      for c in nb.cells if c.cell_type == "code")
+        notes = sum(plain_notebook.WIDGET_NOTE in c.source for c in nb.cells if c.cell_type == "markdown")
+        if notes < widgets:
+            bad.append(f"{page}: {widgets} widgets, {notes} notes that they need a kernel")
+    assert not bad, "; ".join(bad)
+
+
+def test_search_snippets_are_readable(browser, static_site):
+    """A search's snippets (issue 59): Sphinx builds them from the pages' text, where maths is raw TeX and table
+    cells run together; ``_static/search-snippets.js`` shows maths as plain symbols and separates cells. A search
+    for a word the chapters' maths and verdict tables share finds snippets without ``\\(``, ``\\[`` or ``$$``."""
+    browser.get(f"{static_site}/search.html?q=Adam")
+    wait_for(browser, "return document.querySelectorAll('ul.search li p.context').length >= 3", 90, "search hits")
+    snippets = browser.execute_script(
+        "return Array.from(document.querySelectorAll('ul.search li p.context')).map((p) => p.textContent);")
+    raw = [s[:120] for s in snippets if re.search(r"\\[(\[)\]]|\$\$|\\frac|\\mathbb", s)]
+    assert not raw, f"{len(raw)} of {len(snippets)} search snippets show raw TeX: {raw[:3]}"
+    glued = [s[:120] for s in snippets if re.search(r"[a-z](?:reproduces|holds|differs)[a-z]", s)]
+    assert not glued, f"search snippets run table cells together: {glued[:3]}"
+
+
+DARK_CONTRAST = r"""
+document.documentElement.dataset.theme = 'dark';
+document.querySelectorAll('main details.verdict-group, main details.ledger-chapter-rows')
+  .forEach((d) => { d.open = true; });
+const rgb = (s) => (s.match(/[\d.]+/g) || []).map(Number);
+const lum = (c) => { const a = c.slice(0, 3).map((v) => {
+    v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; });
+  return 0.2126 * a[0] + 0.7152 * a[1] + 0.0722 * a[2]; };
+const background = (el) => { for (; el; el = el.parentElement) { const c = rgb(getComputedStyle(el).backgroundColor);
+  if (c.length === 3 || (c.length === 4 && c[3] > 0.5)) return c; }
+  return rgb(getComputedStyle(document.body).backgroundColor); };
+const worst = [];
+for (const sel of arguments[0]) {
+  for (const el of document.querySelectorAll(sel)) {
+    if (el.offsetParent === null || !el.textContent.trim()) continue;
+    const f = lum(rgb(getComputedStyle(el).color)), b = lum(background(el));
+    const r = (Math.max(f, b) + 0.05) / (Math.min(f, b) + 0.05);
+    if (r < 4.5) worst.push(`${sel}: ${r.toFixed(2)} : 1 ("${el.textContent.trim().slice(0, 30)}")`);
+  }
+}
+return worst;
+"""
+DARK_SELECTORS = ["main details.verdict-group > summary", "main .verdict-tests", "main .verdict-paper",
+                  "main .verdict-vs", "main .verdict-also", "main details.verdict-more > summary",
+                  "main td.verdict-holds span",
+                  "main td.verdict-claim", "main td.verdict-value", "main .tb-static-note", "main .tb-static-status",
+                  "main .bottom-line p", "main .ledger-chapter-summary", "main [class^='outcome-']"]
+
+
+def test_dark_mode_contrast(browser, static_site):
+    """In dark mode (issue 59) the verdict tables, their notes and details, the bottom line, the ledger and the
+    explorers' notes keep WCAG AA contrast (≥ 4.5 : 1) against what they are drawn on — the theme shows an HTML
+    output on a light panel, so the book's own outputs must not mix it with dark-theme colours
+    (_static/reader.css)."""
+    bad = []
+    for page in ("book/optimizers/adam_degenerate.html", "book/second_order/pogo_orthogonal.html", LEDGER,
+                 "book/intro.html"):
+        browser.get(f"{static_site}/{page}")
+        wait_for(browser, "return document.readyState === 'complete'", 60, f"load {page}")
+        bad += [f"{page}: {w}" for w in browser.execute_script(DARK_CONTRAST, DARK_SELECTORS)]
+    assert not bad, f"{len(bad)} elements under 4.5 : 1 in dark mode: {bad[:6]}"
 
 
 LEDGER = "book/appendix_ledger.html"
@@ -758,14 +938,23 @@ for (const e of document.querySelectorAll('main tr.verdict-row, main li.ledger-c
 }
 const searches = Array.from(document.querySelectorAll('.search-button-field, button.search-button'))
   .filter((e) => e.offsetParent !== null).length;
+// text a cell prints: never wider than its box (the prose cites numbers in it)
+const outputs = [];
+for (const pre of document.querySelectorAll('main div.cell_output pre')) {
+  if (pre.offsetParent === null) continue;
+  if (pre.scrollWidth > pre.clientWidth + 1) outputs.push(pre.textContent.trim().slice(0, 60));
+}
+const pageWide = document.documentElement.scrollWidth > vw + 1;
 return {wide: wide.slice(0, 5), cut: cut.slice(0, 5), braces: braces.slice(0, 5), searches: searches,
-        rows: document.querySelectorAll('main tr.verdict-row').length};
+        rows: document.querySelectorAll('main tr.verdict-row').length, outputs: outputs.slice(0, 5),
+        nOutputs: outputs.length, pageWide: pageWide, pageWidth: document.documentElement.scrollWidth};
 """
 
 
 def check_reader_layout(browser, page: str, *, ledger: bool = False) -> None:
     """The verdict (or ledger) tables as a reader sees them, on the page the browser shows: at 1400 px and at a
-    phone's 390 px no table is wider than its column, the essentials of every row (down to "holds?") are in view
+    phone's 390 px no table is wider than its column, no text output needs sideways scrolling, the page does not
+    scroll sideways, the essentials of every row (down to "holds?") are in view
     without sideways scrolling, no cell shows raw braces of ASCII maths, and a row's details open and close with
     the keyboard."""
     from selenium.webdriver.common.by import By
@@ -783,6 +972,9 @@ def check_reader_layout(browser, page: str, *, ledger: bool = False) -> None:
         assert not got["wide"], f"{page} at {width} px: tables wider than their column: {got['wide']}"
         assert not got["cut"], f"{page} at {width} px: rows whose verdict is out of view: {got['cut']}"
         assert not got["braces"], f"{page}: raw braces of ASCII maths in verdict cells: {got['braces']}"
+        assert not got["outputs"], (f"{page} at {width} px: {got['nOutputs']} text outputs wider than their box "
+                                    f"(sideways scrolling): {got['outputs']}")
+        assert not got["pageWide"], f"{page} at {width} px: the page scrolls sideways ({got['pageWidth']} px)"
         if width == 1400:
             assert got["searches"] == 1, f"{page}: {got['searches']} search boxes in view (one is enough)"
     summaries = [e for e in browser.find_elements(By.CSS_SELECTOR, "main details.verdict-more > summary")

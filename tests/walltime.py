@@ -131,8 +131,12 @@ class IdleMonitor:
                 self._close(stretch, now)
                 stretch = 0.0
             else:
-                self._idle += dt
-                stretch += dt
+                # Only the time around this sample counts: when the monitor itself waited for a core (a gap of many
+                # intervals), what happened in the gap is unknown. A real stall leaves the machine free, so the
+                # monitor samples it on time and every interval of it counts.
+                seen = min(dt, 3 * self.interval)
+                self._idle += seen
+                stretch += seen
                 self._longest = max(self._longest, stretch)
         self._close(stretch, time.perf_counter())
 

@@ -12,15 +12,18 @@ ablation β₂ = 0; GD/momentum on a problem of another degree for the sublinear
 1e5–1e6 from both buffer starts, :func:`momentum_rows`); Adam's count for GD's power law; the neighbouring β₂'s
 run for RMSProp's rate; Eq. (8) with the exponents 1/2, the existence exponent and the k-free 1 for the phase
 diagrams (k = 4, 6); the coupled regime-III run and the same EMA along GD's run for the decoupling lemma; the
-other regimes' runs for each regime; RMSProp below its threshold (β₂ = 0.05, 0.01) for Theorem 5.7's stability;
-k = 4 for the k = 2 spike; normalized GD and the coupled ablation for Sec. 7's race (:func:`mixed_rows`). The
-differs rows plant the paper's effect in the method's own measurement (regime III's tail rescaled to η/2; Eq. 8's
-stable side at β₂ = 0.07). The sceptic's review (2026-12) added the Polyak, coupled, k-free, GD-EMA and β₂ = 0.01
-controls, the k = 6 diagram and the regime scans; three rows became 'holds, not specific'.
+other regimes' runs for regimes I and III; RMSProp below its threshold (β₂ = 0.05, 0.01) for Theorem 5.7's
+stability; k = 4 for the k = 2 spike; normalized GD and the coupled ablation for Sec. 7's race (:func:`mixed_rows`).
+The differs rows plant the paper's effect in the method's own measurement (regime III's tail rescaled to η/2; Eq. 8's
+stable side at β₂ = 0.07; regime II's spike, scanned over β₂ = 0.875, 0.885, 0.895, with each run's own descent
+stretched to the depth at the paper's β₂ = 0.895, :func:`spike_plant`). The sceptic's review (2026-12) added the
+Polyak, coupled, k-free, GD-EMA and β₂ = 0.01 controls, the k = 6 diagram and the regime scans; three rows became
+'holds, not specific'.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from fractions import Fraction
 from typing import Any
@@ -40,7 +43,7 @@ from .theory import (
 )
 
 __all__ = ["PAPER_CLAIMS", "HEADLINE_KEYS", "spiral_rows", "fixed_point_rows", "deterministic_verdicts",
-           "momentum_rows", "mixed_rows", "headline"]
+           "momentum_rows", "mixed_rows", "headline", "spike_count", "spike_plant"]
 
 PAPER_CLAIMS: tuple[PaperClaim, ...] = (
     PaperClaim("linear", "Adam with a constant step converges linearly on the highly degenerate polynomials "
@@ -112,8 +115,8 @@ def spiral_rows(spirals: Iterable[Spiral], title: str = "Adam — spiral around 
                 note=f"{s.turns} turns in window {s.window}: the derived Jacobian's angle, read off a trajectory")
         v.close(f"regime {reg} {s.setting}: det J from the Casoratian of ωₜ − ω* = β₁β₂^(−k/(2(k−2)))", s.det,
                 s.fp.det, rtol=1e-4, kind="consistency", source="derived",
-                basis="model: nonlinear terms move ln Q_t by O(1e-2) over a rise of ≥ 5 across the window",
-                note="slope of ln Q_t, Q_t = d_(t+1)² − d_t d_(t+2): det J < 1 is exactly Eq. 8")
+                basis="model: nonlinear terms move ln Qₜ by O(1e-2) over a rise of ≥ 5 across the window",
+                note="slope of ln Qₜ, Qₜ = d_(t+1)² − dₜd_(t+2): det J < 1 is exactly Eq. 8")
     return v
 
 
@@ -122,7 +125,7 @@ def fixed_point_rows(lr: float = 1e-3, steps: int = 3000) -> Verdicts:
     fp = fixed_point(4, 0.9, 0.93, lr)
     path = adam_path(4, 0.9, 0.93, lr, steps)
     v = Verdicts("Adam — fixed point", display=False)
-    basis = "model: |eig J|^3000 < 1e-21; rounding of m/x³ ~ 1e-15; the (1−β₂)x² correction < 1e-40"
+    basis = "model: |eig J|³⁰⁰⁰ < 1e-21; rounding of m/x³ ~ 1e-15; the (1−β₂)x² correction < 1e-40"
     v.close(f"ωₜ → ω* at (4, 0.9, 0.93), t = {steps}", path.omega[-1], fp.omega, rtol=1e-9, kind="consistency",
             source="derived", basis=basis, note="the derived fixed point is the one the recurrence settles at")
     v.close(f"λₜ → λ* at (4, 0.9, 0.93), t = {steps}", path.lam[-1], fp.lam, rtol=1e-9, kind="consistency",
@@ -186,7 +189,7 @@ def mixed_rows(race: MixedRace) -> Verdicts:
     inside = all(bool(mx.interior[n].all()) for n in ("gd", "heavy_ball", "adam", "normalized_gd"))
     tuned = "the same half-decade η grid (1e-4…1e2), budgets and start as every method; best η per budget"
     v.greater(f"Sec. 7, mixed loss ¼(x−y)² + (x+y)⁴/16 from {MIXED_START}: Adam beats tuned GD and heavy ball along "
-              f"x + y — its lead (best |x_T + y_T| of either ÷ Adam's), worst of T = "
+              f"x + y — its lead (best |x_(T) + y_(T)| of either ÷ Adam's), worst of T = "
               f"{', '.join(map(str, mx.budgets))}, is above 1", worst, 1.0, kind="not_specific", source="secondary",
               tests="mixed",
               control=[Control("normalized GD (η g/‖g‖): the same lead", ngd,
@@ -207,6 +210,38 @@ def mixed_rows(race: MixedRace) -> Verdicts:
                    f"budget: {etas} — {'every one inside the grid' if inside else 'NOT all inside the grid'}. One "
                    "recovered loss, at the chapter's β's (Fig. 8's are unread)")
     return v
+
+
+def _spikes(mn: float, fin: float) -> bool:
+    return bool(mn <= 1e-100 and fin >= 1e10 * mn)
+
+
+def spike_count(scan: Mapping[float, tuple[float, float]]) -> int:
+    """How many regime-II runs show the spike signature: min L ≤ 1e−100, then final L ≥ 1e10 · min L.
+
+    ``scan`` maps β₂ to the run's (min L, final L)."""
+    if not isinstance(scan, Mapping) or not scan:
+        raise ValueError(f"Invalid scan: {scan!r} (must be a non-empty mapping β₂ → (min L, final L))")
+    return sum(_spikes(float(mn), float(fin)) for mn, fin in scan.values())
+
+
+def spike_plant(scan: Mapping[float, tuple[float, float]], loss0: float, paper_beta2: float = 0.895
+                ) -> dict[float, tuple[float, float]]:
+    """The paper's regime-II spike planted in each scanned run: the run's log-loss below ``loss0`` stretched by
+    s = ln(min_paper/L₀)/ln(min/L₀) so that its minimum equals the run at ``paper_beta2``'s (the paper's setting).
+
+    Returns β₂ → (planted min L, planted final L); the stretch also multiplies the run's rise (in decades) by s."""
+    if not isinstance(scan, Mapping) or paper_beta2 not in scan:
+        raise ValueError(f"Invalid scan: {scan!r} (must map β₂ → (min L, final L) and contain {paper_beta2})")
+    l0 = float(loss0)
+    if not (math.isfinite(l0) and l0 > 0):
+        raise ValueError(f"Invalid loss0: {loss0!r} (must be finite and > 0)")
+    target = math.log(float(scan[paper_beta2][0]) / l0)
+    out = {}
+    for b2, (mn, fin) in scan.items():
+        s = max(1.0, target / math.log(float(mn) / l0))
+        out[b2] = (l0 * math.exp(s * math.log(float(mn) / l0)), l0 * math.exp(s * math.log(float(fin) / l0)))
+    return out
 
 
 def headline(r: Mapping[str, Any], *, display: bool = True) -> Verdicts:
@@ -242,7 +277,7 @@ def headline(r: Mapping[str, Any], *, display: bool = True) -> Verdicts:
                              "steps 2000–20000", r["coupled_rate8"], why="the ablation that removes exactly the "
                              "decoupling of vₜ from gₜ² that the paper credits",
                              tuned="none needed: the chapter's β₁ = 0.9, η = 1e-3, start and window; only β₂ = 0")],
-            basis="model: median over [2000, floor): transient ≤ |eig|^2000 < 1e-13, rounding 1e-16",
+            basis="model: median over [2000, floor): transient ≤ |eig|²⁰⁰⁰ < 1e-13, rounding 1e-16",
             note="linear convergence at Eq. 10's rate; GD's and momentum's ratios creep towards 1 (sublinear), and "
                  "so does the coupled ablation's. Linear convergence itself is not Adam's alone: Polyak's step "
                  f"contracts by {r['polyak_rate8']:.4f} per step, faster; the row tests Adam's rate, which no control "
@@ -300,7 +335,7 @@ def headline(r: Mapping[str, Any], *, display: bool = True) -> Verdicts:
         why = ("the existence boundary Eq. 9 (exponent (k−1)/(2(k−2))) read as the stability boundary"
                if Fraction(lab) == Fraction(k - 1, 2 * (k - 2)) else
                "a rival stability law with as many free parameters (one exponent of β₂)")
-        return Control(f"boundary β₁ < β₂^{lab}", val, why=why,
+        return Control(f"boundary β₁ < β₂^({lab})", val, why=why,
                        tuned="none needed: the same cells and runs scored against the rival exponent")
 
     v.greater("phase diagram, k=4: convergence agrees with Eq. 8 off the boundary", r["pd_agreement"], 0.99,
@@ -330,22 +365,50 @@ def headline(r: Mapping[str, Any], *, display: bool = True) -> Verdicts:
                  "lies ~90 decades from both",
            note="stable linear convergence down to the floor")
 
-    def spike(j: int) -> bool:
-        return bool(L[:, j].min() <= 1e-100 and L[-1, j] >= 1e10 * L[:, j].min())
-
-    v.true("regime II (β₂ = 0.895): min L ≤ 1e−100 and final L ≥ 1e10 · min L (spike)", spike(1),
-           kind="reproduces", source="secondary", tests="thm6.1", measured=f"{L[:, 1].min():.1e} → {L[-1, 1]:.1e}",
-           control=[Control("regime I run", spike(0), f"{L[:, 0].min():.1e} → {L[-1, 0]:.1e}",
-                            why="the stable side of Eq. 8's boundary, 0.015 away in β₂", tuned=same),
-                    Control("regime III run", spike(2), f"{L[:, 2].min():.1e} → {L[-1, 2]:.1e}",
-                            why="the oscillating regime also rises from low losses", tuned=same)],
-           scan=Scan("β₂ at β₁ = 0.9 (regime II: 0.869 < β₂ < 0.9)", tuple(r["spike_scan"]),
-                     tuple(f"{mn:.1e} → {fin:.1e} ({'spike' if ok else 'no'})"
-                           for mn, fin, ok in r["spike_scan"].values())),
-           note="a spike = ≥ 10 decades back up after a minimum below 1e-100. Scanned along β₁ = 0.9, the rise "
-                "follows at every regime-II point, but the minimum reaches 1e-100 only next to Eq. 8's boundary "
-                "(β₂ = 0.895); nearer the existence boundary it is as shallow as regime III's, so this test tells II "
-                "from III only at the paper's own regime-II setting (the Rₜ row separates them)")
+    # ---- differs: regime II's spike, scanned over the regime (the sceptic's review fixed the three β₂ first)
+    sc = {float(b): (float(mn), float(fin)) for b, (mn, fin, *_) in r["spike_scan"].items()}
+    n_spike = spike_count(sc)
+    planted_scan = spike_plant(sc, L[0, 1])
+    v.less("regime II along β₁ = 0.9 (β₂ = 0.875, 0.885, 0.895): number of points with the paper's-setting spike "
+           "signature (fast convergence as deep as at β₂ = 0.895: min L ≤ 1e−100, then final L ≥ 1e10 · min L)",
+           n_spike, len(sc) - 1, kind="differs",
+           source="secondary", tests="thm6.1", paper=len(sc),
+           paper_shown=f"{len(sc)} of {len(sc)} (Theorem 6.1: every regime-II point converges fast, then spikes)",
+           shown=f"{n_spike} of {len(sc)}",
+           planted=Planted("the method's own regime-II runs, each with its log-loss descent below L₀ stretched so "
+                           "that its minimum is the paper's-setting depth (β₂ = 0.895's)", spike_count(planted_scan),
+                           shown=f"{spike_count(planted_scan)} of {len(sc)}",
+                           effect="the paper's regime-II effect at its size — fast convergence as deep as at the "
+                                  "paper's own regime-II setting β₂ = 0.895, then the run's own rise (stretched "
+                                  "alike) — in each scanned run of the method"),
+           basis="paper: the notes' regime-II signature at β₂ = 0.895 ('first drives the loss extremely low, then "
+                 "spikes; many orders of magnitude above the minimum'); the thresholds 1e-100 and 10 decades were "
+                 "fixed by issue 44 at that point (~90 decades from the float floor 1e-202 and from L(η/2) = "
+                 "1.6e-14), and the three β₂ by the sceptic's review before the rows read them",
+           scan=Scan("β₂ at β₁ = 0.9 (regime II: 0.869 < β₂ < 0.9)", tuple(sc),
+                     tuple(f"{mn:.1e} → {fin:.1e}" for mn, fin in sc.values()),
+                     effect=tuple(_spikes(mn, fin) for mn, fin in sc.values())),
+           note="the rise of ≥ 10 decades follows at every regime-II point, but the fast convergence before it "
+                f"reaches 1e-100 only next to Eq. 8's boundary (β₂ = 0.895, min {sc[0.895][0]:.0e}); at 0.885 and "
+                f"0.875 the minimum is {sc[0.885][0]:.0e} and {sc[0.875][0]:.0e}, no deeper than regime III's "
+                f"({L[:, 2].min():.0e}). The regime I and III runs have no spike by the same test "
+                f"({L[:, 0].min():.0e} → {L[-1, 0]:.0e}; {L[:, 2].min():.0e} → {L[-1, 2]:.0e}). What the count "
+                "measures is depth, which the notes state only at β₂ = 0.895. Sceptic's review (independent numpy "
+                "recurrence, same start): over 30k steps the minimum deepens continuously across regime II "
+                "(2e-47 at 0.870, 8e-91 at 0.894, 5e-134 at 0.896; from 0.898 the run reaches the float floor "
+                "before any spike), crossing 1e-100 near 0.8945, so the count is the number of scan points above "
+                "that crossing. After the first spike the dynamics is chaotic: three float64 codings of the same "
+                "recurrence (numpy, adam_path, simulate_adam) give 0.885's 30k-step minimum as 6e-52, 1e-81 and "
+                "1e-66 (0.895's 1.0e-112 in all three, before any spike), so the count at 30k is 1 of 3 in each. "
+                "Over 100k steps (the notes' Fig. 3 length) 0.875 and 0.885 show later convergence-then-spike "
+                "episodes (numpy, 0.885: a sustained descent from 1e-24 to 3e-89 near step 44k, then back to "
+                "1e-18) that regime III (0.8) never shows (its 100k-step minimum 2e-39 to 8e-38 across codings): "
+                "the count is then 1, 2 and 1 of 3 "
+                "(adam_path's 0.885 reaches 2e-103; simulate_adam's 0.875 5e-97), still ≤ 2 but no longer "
+                "robust. So the difference is about the first descent within the chapter's 30k steps: the "
+                "pattern recurs across the regime, the paper-setting depth of the early convergence does not. "
+                "The plant also stretches each run's final loss, so it tests the count, not the tail level; it "
+                "is caught whenever β₂ = 0.895's own run spikes")
     amp = r["amp3"]
     v.between("regime III (β₂ = 0.8): SignGD level index j = log₂(η / max |xₜ|) over the last 6k steps (L(η/2ʲ))",
               amp, 1.5, 2.5, kind="differs", source="secondary", tests="thm6.1", paper=1.0,
@@ -357,7 +420,7 @@ def headline(r: Mapping[str, Any], *, display: bool = True) -> Verdicts:
                               r["amp_signgd"], why="the dynamics that sits at the notes' level L(η/2) by "
                               "construction: the measurement must tell it from regime III",
                               tuned="none needed: no free parameter (η = 1e-3, start x₀ = η/2)"),
-              basis="model: the rival levels L(η/2^j) differ by 2^(4) = 16 in loss; the amplitude is assigned to "
+              basis="model: the rival levels L(η/2ʲ) differ by 2^(4) = 16 in loss; the amplitude is assigned to "
                     "the nearest j on a log scale (half-integers the boundaries), a rule fixed once issue 44 named "
                     "the rivals L(η/4), L(η/8) — the amplitude 0.29η was then already known",
               scan=Scan("(β₁, β₂) in regime III", tuple(str(p) for p in r["amp3_scan"]),
@@ -374,7 +437,7 @@ def headline(r: Mapping[str, Any], *, display: bool = True) -> Verdicts:
                             tuned=same),
                     Control("regime II run: same median", R[1], why="the run nearest in β₂ to regime III's, decoupled "
                             "only once its fixed point is approached", tuned=same)],
-           basis="model: a decoupled run has Rₜ ≥ e^(t(−ln β₂)/(k−2)) ≥ e^50 by step 1000; 100 = within two "
+           basis="model: a decoupled run has Rₜ ≥ e^(t(−ln β₂)/(k−2)) ≥ e⁵⁰ by step 1000; 100 = within two "
                  "decades of 1",
            scan=Scan("(β₁, β₂) in regime III", tuple(str(p) for p in r["R3_scan"]),
                      tuple(float(x) for x in r["R3_scan"].values())),
@@ -417,7 +480,7 @@ def headline(r: Mapping[str, Any], *, display: bool = True) -> Verdicts:
                             why="deeper below the threshold: the run never converges but falls into SignGD's 2-cycle "
                                 "xₜ = ±η/2, whose per-step ratio is a constant −1", tuned=same)],
            basis="model: above the threshold the ratio's O(1) deviation shrinks by |f'(u*)| ≈ 0.89 per step, to "
-                 "≤ 0.89^150 ≈ 3e-8 by the tail window (the run reaches the floor after ~170 steps at rate 0.51); "
+                 "≤ 0.89¹⁵⁰ ≈ 3e-8 by the tail window (the run reaches the floor after ~170 steps at rate 0.51); "
                  "below it a period-2 orbit keeps an O(0.1) spread",
            note="stable above the threshold, flipped (period 2) just below it; a decade below (β₂ = 0.01) RMSProp does "
                 "not converge at all (SignGD's 2-cycle ±η/2), and its constant ratio −1 passes the spread test: the "
@@ -470,11 +533,11 @@ def headline(r: Mapping[str, Any], *, display: bool = True) -> Verdicts:
                 note="Remark 5.8's log(1/ε) count in its exact form")
     v.close("regime I decouples: ln Rₜ grows by −ln β₂/(k−2) per step", r["lnR_slope"], -np.log(0.91) / 2,
             rtol=1e-3, kind="consistency", source="derived",
-            basis="model: the transient |eig|^1000 ≈ 4e-3 moves ln R by ≪ the rise of 94 over the window",
+            basis="model: the transient |eig|¹⁰⁰⁰ ≈ 4e-3 moves ln R by ≪ the rise of 94 over the window",
             note="v ~ β₂ᵗ and g² ~ r*^((2k−2)t)")
     v.close("RMSProp β₂=0.07: ratio deviation multiplier = f'(u*) of u' = γu(1−u)²", r["mult07"],
             r["mult07_theory"], rtol=1e-4, kind="consistency", source="derived",
-            basis="model: median of δ_(t+1)/δ_t for 1e-11 ≤ |δ| ≤ 1e-4: nonlinearity ≤ 1e-4, rounding ≤ 1e-5",
+            basis="model: median of δ_(t+1)/δₜ for 1e-11 ≤ |δ| ≤ 1e-4: nonlinearity ≤ 1e-4, rounding ≤ 1e-5",
             note="the 1-D map's linearisation, read off the run")
     tr05, (cyc_a, cyc_b) = np.asarray(r["tr05"]), r["cyc"]
     for name, val, pred in (("lower", tr05.min(), cyc_a), ("upper", tr05.max(), cyc_b)):
@@ -488,6 +551,6 @@ def headline(r: Mapping[str, Any], *, display: bool = True) -> Verdicts:
                 note="a flipped fixed point still converges linearly")
     v.extend(fixed_point_rows())  # ω_t → ω*, λ_t → λ*
     v.extend(spiral_rows(r["spirals"]))  # period and det J of the spiral, measured, vs the closed form
-    v.close("k=4, β₂=0.99: λ_T → λ*", r["lam_T"], r["lam_star"], rtol=1e-9, kind="consistency", source="derived",
-            basis="model: |eig|^6000 < 1e-100; rounding ~1e-15", note="the derived λ* at another β₂")
+    v.close("k=4, β₂=0.99: λ_(T) → λ*", r["lam_T"], r["lam_star"], rtol=1e-9, kind="consistency", source="derived",
+            basis="model: |eig|⁶⁰⁰⁰ < 1e-100; rounding ~1e-15", note="the derived λ* at another β₂")
     return v

@@ -97,7 +97,7 @@ def render(k: int = 4, beta1: float = 0.9, beta2: float = 0.93, lr: float = 1e-3
         ax.axhline(floor, color="grey", lw=0.6, ls="--", label="float64 floor")
     if k >= 2:
         ax.axhline(signgd_loss_level(k, lr), color=COLORS[3], lw=0.8, ls=":", label=r"SignGD level $(\eta/2)^k/k$")
-    label_axes(ax, "step t", "loss L(x_t)", title=s.label if len(s.label) < 60 else None)
+    label_axes(ax, "step t", "loss L(xₜ)", title=s.label if len(s.label) < 60 else None)
     if k >= 4:
         b2 = np.linspace(0.0, 0.999, 300)
         ax2.plot(b2, stability_boundary(k, b2), color="black", label=r"stability $\beta_2^{k/(2(k-2))}$")

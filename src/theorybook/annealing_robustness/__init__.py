@@ -8,7 +8,8 @@ range):
 ``ideal_eta`` / ``classical_eta`` — the bound's own ideal base stepsize / the classical D/(G√T), units D/G.
 ``suffix_bound(rho, schedule, T)`` — [reconstruction] restarted suffix bound at η = ρ·η*, minimised over τ.
 ``family_run(schedules, rho, T)`` — projected SGD on the 1-D family f = δx²/2 (or δ|x+1|), δ ∈ [T^{−1/2}, 1].
-``worst_case_experiment(seed)`` / ``worst_case_verdicts(run)`` — the chapter's seeded worst-case rows.
+``worst_case_experiment(seed)`` / ``worst_case_verdicts(run)`` — the chapter's seeded worst-case rows;
+``abs_family_experiment(seed)`` / ``abs_verdicts(run)`` — the same on the non-smooth family δ|x+1|.
 ``run_sgd(problem, eta, schedule, T, seeds)`` — projected SGD, stepsizes × seeds in one tensor program.
 ``misspecification_curve(problem, schedule, T, seeds)`` — measured excess loss vs ρ around the tuned η*.
 ``fit_exponent(rhos, values)`` — log–log slope on a fit window (wraps :func:`theorybook.fit.loglog_slope`).
@@ -48,8 +49,15 @@ from .theory import (
     stepsizes,
     suffix_bound,
 )
-from .verdicts import PAPER_CLAIMS, headline, seeded_verdicts, worst_case_verdicts
-from .worst_case import FAMILIES, FamilyRun, default_deltas, family_run, worst_case_experiment
+from .verdicts import PAPER_CLAIMS, abs_verdicts, headline, seeded_verdicts, worst_case_verdicts
+from .worst_case import (
+    FAMILIES,
+    FamilyRun,
+    abs_family_experiment,
+    default_deltas,
+    family_run,
+    worst_case_experiment,
+)
 
 #: The seed(s) the chapter's worst-case experiment uses.
 CHAPTER_SEEDS: tuple[int, ...] = (0,)
@@ -67,6 +75,8 @@ __all__ = [
     "Problem",
     "SGDRun",
     "Schedule",
+    "abs_family_experiment",
+    "abs_verdicts",
     "classical_eta",
     "default_deltas",
     "derive_balance",

@@ -67,11 +67,14 @@ class Schedule:
     * ``fixed``: h ≡ 1;
     * ``inverse_sqrt``: η_t = η/√t, i.e. h(u) = 1/√(1 + uT) (the only shape that needs T);
     * ``polynomial``: h(u) = (1 − u)^p, p ≥ 1 (``linear`` is p = 1);
-    * ``cosine``: h(u) = ½(1 + cos πu).
+    * ``cosine``: h(u) = ½(1 + cos πu);
+    * ``floor`` (polynomial only, default 0): h(u) = floor + (1 − floor)(1 − u)^p, a decay that stops at a fraction
+      ``floor`` of the peak instead of at zero (the ablation of "annealed to zero"; the paper's bounds need h(1) = 0).
     """
 
     name: str
     p: float | None = None
+    floor: float = 0.0
 
     def __call__(self, u, T: int | None = None):
         """Evaluate h at ``u`` (a float or tensor in [0, 1]); ``T`` is needed for ``inverse_sqrt`` only."""
@@ -85,6 +88,8 @@ class Schedule:
             out = torch.rsqrt(1.0 + ut * T)
         elif self.name == "polynomial":
             out = (1.0 - ut).clamp(min=0.0) ** self.p
+            if self.floor:
+                out = self.floor + (1.0 - self.floor) * out
         else:  # cosine
             out = 0.5 * (1.0 + torch.cos(math.pi * ut))
         return out if isinstance(u, torch.Tensor) else float(out)
@@ -92,35 +97,42 @@ class Schedule:
     @property
     def label(self) -> str:
         if self.name == "polynomial":
-            return {1: "linear", 2: "quadratic", 3: "cubic"}.get(self.p, f"poly p={self.p:g}")
+            lab = {1: "linear", 2: "quadratic", 3: "cubic"}.get(self.p, f"poly p={self.p:g}")
+            return f"{lab} to {self.floor:.0%}" if self.floor else lab
         return self.name.replace("_", "-")
 
 
-def schedule(name: str | Schedule, p: float | None = None) -> Schedule:
+def schedule(name: str | Schedule, p: float | None = None, floor: float = 0.0) -> Schedule:
     """The schedule h called ``name`` (one of :data:`SCHEDULES`).
 
     ``p`` is the degree of ``polynomial`` (a real number in [1, 100]; bools, NaN and ±inf are rejected). The
     other schedules take no degree: ``linear`` *is* ``polynomial`` with p = 1, so ``schedule("linear", 5)``
     raises ``ValueError`` rather than silently ignoring p (use ``schedule("polynomial", 5)``); p = 1 is allowed
     for ``linear``. A :class:`Schedule` passes through (a ``p`` that disagrees with its degree is an error).
+    ``floor`` in [0, 1) (``polynomial``/``linear`` only): the decay ends at that fraction of the peak.
     """
+    fl = validate.number("floor", floor, 0.0, 1.0, high_open=True)
     if isinstance(name, Schedule):
+        if fl and fl != name.floor:
+            raise ValueError(f"Invalid floor: {floor!r} (the schedule {name.label!r} already fixes its floor)")
         if p is not None and (name.name != "polynomial" or validate.number("p", p, 1.0, P_MAX) != name.p):
             raise ValueError(f"Invalid p: {p!r} (the schedule {name.label!r} already fixes its degree)")
         return name
     if not isinstance(name, str):
         raise TypeError(f"Invalid schedule: {name!r} (must be one of {', '.join(map(repr, SCHEDULES))})")
     validate.one_of("schedule", name, SCHEDULES)
+    if fl and name not in ("polynomial", "linear"):
+        raise ValueError(f"Invalid floor: {floor!r} (only the polynomial schedule takes a floor)")
     if name == "polynomial":
         if p is None:
             raise ValueError("Invalid p: None (polynomial schedule needs a degree p in [1, 100])")
         q = validate.number("p", p, 1.0, P_MAX)
-        return Schedule("polynomial", int(q) if q.is_integer() else q)
+        return Schedule("polynomial", int(q) if q.is_integer() else q, fl)
     if name == "linear":
         if p is not None and validate.number("p", p) != 1.0:
             raise ValueError(f"Invalid p: {p!r} (linear is polynomial with p = 1; for degree {p!r} use "
                              f"schedule('polynomial', {p!r}))")
-        return Schedule("polynomial", 1)
+        return Schedule("polynomial", 1, fl)
     if p is not None:
         raise ValueError(f"Invalid p: {p!r} (only the polynomial schedule takes a degree; {name} has none)")
     return Schedule(name)

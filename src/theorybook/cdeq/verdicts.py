@@ -13,6 +13,10 @@
 
 from __future__ import annotations
 
+import functools
+import json
+import math
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -28,8 +32,8 @@ from .solvers import anderson2, picard_nfe_to, solve, torchdeq_solve
 from .training import _qn, linear_readout, quasi_newton, readout_features
 
 __all__ = ["A1_FACTOR", "A3_DROP", "A3_NFE", "A4_NFE", "FEW_STEPS", "PAPER_CLAIMS", "PILOT", "S1_TARGET",
-           "STATE_GAIN", "STATE_TOL", "chapter_table", "deterministic_verdicts", "few_step_ratio", "headline",
-           "seeded_verdicts", "statistics"]
+           "STATE_GAIN", "STATE_TOL", "a1_seeds_needed", "chapter_table", "deterministic_verdicts", "few_step_ratio",
+           "headline", "seeded_verdicts", "statistics"]
 
 PAPER_CLAIMS: tuple[PaperClaim, ...] = (
     PaperClaim("A1", "Consistent 2–20× accuracy improvements over implicit DEQs under the same few-step inference "
@@ -81,6 +85,56 @@ PILOT: dict[str, tuple[float, ...]] = {
 ALTERNATIVES = ("picard", "anderson", "broyden", "readout", "quasi-newton", "regressor-refine")
 #: A ratio of errors whose denominator is 0 (a perfect predictor) is shown as this (≥ any threshold), not ``inf``.
 RATIO_CAP = 1e12
+
+
+#: The review's unseen seeds (``bench/cdeq_sceptic_seeds.py``): A1's single-run ratio on each, for A1's error model.
+SPREAD = Path(__file__).resolve().parents[3] / "bench" / "results" / "cdeq_sceptic_seeds.json"
+
+
+def a1_seeds_needed(ratios: Any, factor: float = A1_FACTOR, alpha: float = 1e-3, k_max: int = 99) -> tuple[float, int]:
+    """A1's error model from a seed spread: with ln(ratio) ~ N(mean, sd) fitted to ``ratios`` (one trained run per
+    seed), ``p`` = P(one run < ``factor``) and the least odd ``k`` whose median of k runs falls below ``factor`` with
+    probability ≤ ``alpha`` (0 if none up to ``k_max``)."""
+    from math import comb, erf, log, sqrt
+
+    r = np.asarray(ratios, dtype=np.float64)
+    if r.ndim != 1 or r.size < 2 or not np.all(r > 0):
+        raise ValueError(f"Invalid ratios: {ratios!r} (need ≥ 2 positive numbers)")
+    lg = np.log(r)
+    z = (log(factor) - lg.mean()) / lg.std(ddof=1)
+    p = 0.5 * (1 + erf(z / sqrt(2)))
+    for k in range(1, k_max + 1, 2):
+        if sum(comb(k, j) * p**j * (1 - p) ** (k - j) for j in range((k + 1) // 2, k + 1)) <= alpha:
+            return p, k
+    return p, 0
+
+
+def _a1_spread() -> str:
+    """What the committed seed spread implies for A1's single run (empty if the json is not there)."""
+    if not SPREAD.exists():
+        return ""
+    runs = list(json.loads(SPREAD.read_text())["seeds"].values())
+    a1 = [float(r["a1"]) for r in runs]
+    below = sum(a < A1_FACTOR for a in a1)
+    p, k = a1_seeds_needed(a1)
+    # the sceptic's review: ratios of small error counts land exactly on the threshold, where ≥ is decided by float
+    # round-off; and what the spread says about the claim as a statement over seeds (a sign test on the median)
+    tie = sum(abs(a - A1_FACTOR) < 1e-9 for a in a1)
+    ok = len(a1) - below
+    sign = sum(math.comb(len(a1), j) for j in range(ok, len(a1) + 1)) / 2 ** len(a1)
+    ns = sum(a >= A1_FACTOR and max(float(r["a1_ro"]), float(r["a1_qn"])) >= A1_FACTOR for a, r in zip(a1, runs,
+                                                                                                        strict=True))
+    return (f"; error model: A1 is one trained run — on the review's {len(a1)} unseen seeds its ratio spread "
+            f"{min(a1):.2f}–{max(a1):.2f} and fell below {A1_FACTOR:g} on {below}; a log-normal fit gives "
+            f"P(one run < {A1_FACTOR:g}) = {p:.2f}, so a single run's test misses the claim about that often (not "
+            f"the 1e-3 of a statistical row); the median of k runs reaches 1e-3 at k = {k} trained seeds (≈ 11.7 s "
+            f"CPU each, so ≈ {11.7 * k:.0f} s per evaluation and ≈ {11.7 * k * 21 / 60:.0f} CPU-minutes with the 20 "
+            "robustness seeds), beyond the chapter's 60 s and this session's budget: the row stays one run, and "
+            f"its outcome is this seed's. Sceptic's review of that spread: {tie} of the {len(a1)} ratios is exactly "
+            f"{A1_FACTOR:g} (a ratio of error counts of a few images), passing ≥ {A1_FACTOR:g} only by float "
+            f"round-off; the row's outcome with its controls (holds, not specific) recurs on {ns} of {len(a1)} seeds; "
+            f"read as a claim about the median over seeds, {ok} of {len(a1)} at ≥ {A1_FACTOR:g} is a sign-test "
+            f"p = {sign:.3f}, not 1e-3")
 
 
 def few_step_ratio(run: Run, errors: Any = None, n_max: int = FEW_STEPS) -> float:
@@ -203,14 +257,19 @@ def _check_runs(digits: Any, hard: Any) -> None:
                          "run_experiment(teacher='hard', regressor=True, augment=True)")
 
 
+@functools.lru_cache(maxsize=1)
+def _derivations() -> tuple[Any, Any]:
+    """The sympy results behind :func:`deterministic_verdicts` (seconds of sympy; computed once a process)."""
+    from . import theory
+
+    return theory.anderson_weight(2), theory.picard_closed_form(3)
+
+
 def deterministic_verdicts() -> Verdicts:
     """The rows without randomness: sympy identities, ``picard_nfe_to`` and ``anderson2``."""
     import sympy as sp
 
-    from . import theory
-
-    aw = theory.anderson_weight(2)
-    pf = theory.picard_closed_form(3)
+    aw, pf = _derivations()
     v = Verdicts("C-DEQ — algebra", display=False)
     v.true("2-point Anderson: argmin ‖(1 − α₁)r₀ + α₁r₁‖² = −⟨r₀, r₁ − r₀⟩/‖r₁ − r₀‖² (the code's α₁), a minimum",
            aw.gap == 0 and aw.curvature == 0, kind="consistency", source="paper", measured=f"gap {aw.gap}, "
@@ -315,8 +374,19 @@ def headline(digits: Run, hard: Run) -> Verdicts:
     why_qn = ("the training-free step a numerical analyst would take: one layer call and a fixed quasi-Newton "
               "(chord) matrix — a better solver, not a student")
     tuned_logistic = "none needed: convex; full-batch Adam to convergence (300 steps, zero start) on the same labels"
+
+    def logistic(value: float, why: str) -> Control:
+        return Control("logistic regression on the pixels (0 NFE)", value, why=why, tuned=tuned_logistic)
+
+    def explicit(label: str, value: float, why: str) -> Control:
+        return Control(f"explicit distillation ({label}; 0 NFE)", value, why=why, tuned=tuned_explicit)
+
+    def readout(suffix: str, value: float) -> Control:
+        return Control(f"linear readout of one layer call{suffix} + Picard steps", value,
+                       why="the simplest 1-NFE map without consistency training", tuned=tuned_readout)
     # -- A1: the 2× over the implicit DEQ's truncated solvers -------------------------------------------------------
-    v.greater(f"hard teacher: min over NFE 1–{FEW_STEPS} of (best truncated solver's test error at that NFE — "
+    v.greater(f"hard teacher, one trained run (not a statistic over seeds): min over NFE 1–{FEW_STEPS} of (best "
+              "truncated solver's test error at that NFE — "
               "Picard, Anderson, Broyden) ÷ C-DEQ's (one jump, then Picard steps)",
               st["a1_vs_solvers"], A1_FACTOR, kind="not_specific", source="paper", tests="A1",
               control=[Control("linear readout of one layer call (least squares on [f(0, x), x, 1]) + Picard steps",
@@ -329,12 +399,9 @@ def headline(digits: Run, hard: Run) -> Verdicts:
                                st["a1_regressor_vs_solvers"],
                                why="the ablation of consistency training: same network, data and budget, never an "
                                    "intermediate state, no local-consistency term", tuned=tuned_same),
-                       Control("explicit distillation (MLP of the student's size regressing z* on x; 0 NFE)",
-                               st["a1_explicit_vs_solvers"],
-                               why="distillation without the DEQ: the honesty baseline of the paper digest (§6)",
-                               tuned=tuned_explicit),
-                       Control("logistic regression on the pixels (0 NFE)", st["a1_logistic_vs_solvers"],
-                               why="the simplest predictor of the teacher's labels", tuned=tuned_logistic)],
+                       explicit("MLP of the student's size regressing z* on x", st["a1_explicit_vs_solvers"],
+                                "distillation without the DEQ: the honesty baseline of the paper digest (§6)"),
+                       logistic(st["a1_logistic_vs_solvers"], "the simplest predictor of the teacher's labels")],
               basis=f"paper: the claim's low end, {A1_FACTOR:g}× (2–20×), at every budget of the [secondary] "
                     f"summaries' 1–{FEW_STEPS} NFE; pilot seeds 9001–9003: C-DEQ {_rng(P['a1_vs_solvers'])}, "
                     f"linear readout {_rng(P['a1_readout'])}, quasi-Newton step {_rng(P['a1_qn'])}, "
@@ -345,7 +412,7 @@ def headline(digits: Run, hard: Run) -> Verdicts:
                    f"margin is {st['a1_margin']:.2f}× (pilot {_rng(P['a1_margin'])}); distance to z* at 1 NFE: "
                    f"C-DEQ {st['cdeq_rel1']:.3f}, readout {st['readout_rel1']:.3f}, quasi-Newton "
                    f"{st['qn_rel1']:.3f}, explicit {st['explicit_rel']:.3f}; errors are disagreements with the "
-                   f"teacher on {n_test} test images")
+                   f"teacher on {n_test} test images" + _a1_spread())
     # -- A2: from any state, using the state ------------------------------------------------------------------------
     a2 = st["a2_cdeq"]
 
@@ -393,17 +460,13 @@ def headline(digits: Run, hard: Run) -> Verdicts:
                                st["a3_solver"], why="the implicit DEQ at the same few-step budget — what the paper's "
                                "claim is about", tuned="Anderson memory 6 and Broyden as in torchdeq; the best of "
                                f"the three at each NFE ≤ {A3_NFE}"),
-                       Control("explicit distillation (MLP regressing z* on x; 0 NFE)", st["a3_explicit"],
-                               why="distillation without the DEQ: does keeping the accuracy need the trajectory?",
-                               tuned=tuned_explicit),
-                       Control(f"linear readout of one layer call + Picard steps, within {A3_NFE} calls",
-                               st["a3_readout"], why="the simplest 1-NFE map without consistency training",
-                               tuned=tuned_readout),
+                       explicit("MLP regressing z* on x", st["a3_explicit"],
+                                "distillation without the DEQ: does keeping the accuracy need the trajectory?"),
+                       readout(f", within {A3_NFE} calls", st["a3_readout"]),
                        Control(f"quasi-Newton step from z₀ + Picard steps, within {A3_NFE} calls", st["a3_qn"],
                                why=why_qn + "; exact on this ungated layer (its Jacobian is W̄ for every input)",
                                tuned=tuned_qn),
-                       Control("logistic regression on the pixels (0 NFE)", st["a3_logistic"],
-                               why="the simplest predictor of the digits", tuned=tuned_logistic)],
+                       logistic(st["a3_logistic"], "the simplest predictor of the digits")],
               basis=f"pilot: seeds 9001–9003 gave drops {_rng(P['a3_cdeq'])} for C-DEQ, {_rng(P['a3_solver'])} "
                     f"for the best solver and {_rng(P['a3_explicit'])} for explicit distillation; 'keeps' = within "
                     f"{A3_DROP:.0%} is our threshold (the paper states none)",
@@ -440,8 +503,7 @@ def headline(digits: Run, hard: Run) -> Verdicts:
                                   + " / ".join(str(k) for k in st["s1_solvers"]) + ")",
                             why="the 'tens' of the claim: the DEQ's own solvers at their best",
                             tuned="Anderson memory 6 and Broyden as in torchdeq; every NFE counted"),
-                    Control("linear readout of one layer call + Picard steps", st["s1_readout"],
-                            why="the simplest 1-NFE map without consistency training", tuned=tuned_readout),
+                    readout("", st["s1_readout"]),
                     Control("quasi-Newton step from z₀ + Picard steps", st["s1_qn"], why=why_qn, tuned=tuned_qn),
                     Control("student-as-regressor + Picard steps", st["s1_regressor"],
                             why="the ablation of consistency training", tuned=tuned_same)],

@@ -78,7 +78,7 @@ True
 ...                control=Control("do nothing", 1e-8, why="the null", tuned="none needed: no parameter"),
 ...                basis="paper: 1e-6", tests="T1")
 Traceback (most recent call last):
-AssertionError: toy: 1 claim(s) failed — cannot tell: ... the evidence gives 'holds, not specific' — ...: but so does do nothing ...
+AssertionError: toy: 1 claim(s) failed — cannot tell: ... 'holds, not specific' — ...: but so does do nothing ...
 """
 
 from __future__ import annotations

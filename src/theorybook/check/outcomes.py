@@ -77,7 +77,7 @@ def decide(kind: str, test_holds: bool, controls: Sequence[dict[str, Any]], pape
     elif kind in OTHERWISE_KINDS:
         if paper_passes:
             reasons.append(PAPER_PASSES)
-        reasons += [f"{CONTROL_PASSES}: {c['label']} = {c['measured']} also passes" for c in passing]
+        reasons += _passing(passing)
         if not test_holds:
             outcome = "fails"
             reasons.append(OTHERWISE_FAILS)
@@ -89,7 +89,7 @@ def decide(kind: str, test_holds: bool, controls: Sequence[dict[str, Any]], pape
                 reasons.append(f"{PLANTED_PASSES}: {planted['label']} = {planted['measured']} passes")
     else:  # consistency: a control, if any, must fail the test
         outcome = "consistency"
-        reasons += [f"{CONTROL_PASSES}: {c['label']} = {c['measured']} also passes" for c in passing]
+        reasons += _passing(passing)
         if not test_holds:
             reasons.append("the row's test fails")
     if outcome not in ("fails", "consistency") and outcome != kind:
@@ -100,6 +100,11 @@ def decide(kind: str, test_holds: bool, controls: Sequence[dict[str, Any]], pape
         reasons.append(f"{OUTCOME_CHANGED}: registered {OUTCOME_LABELS[kind]!r}, the evidence gives "
                        f"{OUTCOME_LABELS[outcome]!r}{extra}")
     return outcome, reasons
+
+
+def _passing(controls: Sequence[dict[str, Any]]) -> list[str]:
+    """One reason per control that passes a test it should fail."""
+    return [f"{CONTROL_PASSES}: {c['label']} = {c['measured']} also passes" for c in controls]
 
 
 def row_outcome(row: Row | dict[str, Any]) -> str:

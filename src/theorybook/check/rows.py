@@ -41,11 +41,13 @@ PAPER_PASSES = "the paper's value passes this row's test — not a difference"
 PLANTED_PASSES = "the planted effect passes this row's test — the experiment could not have seen the paper's effect"
 MIN_SCAN = 3
 REASON_CLASSES = ("language model", "paper-scale GPU", "data not shippable", "paper text unread",
-                  "no measurable consequence")
+                  "no measurable consequence", "underpowered here")
 """Why a paper claim is only quoted: it needs a language model, paper-scale GPU training, a data set that cannot be
 shipped, the part of the paper that makes it measurable (a construction, a bound's constants, a convention) could
-not be read, or it is theory without a measurable consequence of its own here — an identity, a definition, a
-property true by construction (:attr:`PaperClaim.reason_class`)."""
+not be read, it is theory without a measurable consequence of its own here — an identity, a definition, a
+property true by construction — or a test that tells it was built and piloted but needs more runs than a chapter
+can afford to hold at the book's false-alarm level (its ``why`` gives the pilot's numbers)
+(:attr:`PaperClaim.reason_class`)."""
 
 
 

@@ -25,6 +25,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import scipy.linalg
 import sympy as sp
+import torch
 
 from ..check import Control, PaperClaim, Verdicts, z_threshold
 from ..device import to_numpy
@@ -41,7 +42,9 @@ from .experiment import (
     D,
     K,
     RecoveryStudy,
+    _batch,
     _recovery,
+    _solve,
     colora_fit,
     convergence_study,
     make_tasks,
@@ -98,7 +101,7 @@ PILOT = {
     "ratio_range": {32: (1.17, 1.59), 64: (1.12, 1.51), 128: (1.14, 1.46)},
     "ratio_indep_min": {32: 1097.0, 64: 233.0, 128: 4.75},
     "rate_max": 0.73, "rate_slow": 2,
-    "sim_ratio_max": 0.021, "sim_ctrl_min": 3.84, "e24_shared_min": 1.13,
+    "scan_max": 0.051, "scan_ctrl_min": 4.22, "e24_shared_min": 1.13,
 }
 
 
@@ -168,15 +171,39 @@ def spectral_only_ratio(seed: int, n: int) -> float:
     return float(np.median(err) / np.median(orc))
 
 
+def centre_pair_errors(seed: int, tau: float, n: int = 128, *, device: Any = None) -> np.ndarray:
+    """A shared pair handed the generator's centre subspaces ``A*, B*`` (no estimation, no alternating round), each
+    core ``R_i`` by least squares: the median-over-tasks relative error on each of the :data:`N_REPS` replicates'
+    draws of :func:`~theorybook.colora.experiment.recovery_study` at ``seed`` (the scan's draws). At ``τ > 0`` its
+    error is the misfit of the shared rank-r parameterisation itself, whatever algorithm fits it."""
+    s = integer("seed", seed, 0)
+    n = integer("n", n, RANK**2 + 2, 4096)
+    T = _batch(K, D, RANK, n, float(tau), SIGMA, s, N_REPS, device)
+    Z = T.A.transpose(-1, -2)[:, None, None] @ T.X @ T.B[:, None, None]  # (reps, k, n, r, r)
+    R = _solve(Z.reshape(N_REPS, K, n, RANK * RANK), T.y).reshape(N_REPS, K, RANK, RANK)
+    M = T.A[:, None] @ R @ T.B[:, None].transpose(-1, -2)
+    err = torch.linalg.matrix_norm(M - T.M) / torch.linalg.matrix_norm(T.M)
+    return np.asarray(to_numpy(err.median(dim=1).values), dtype=np.float64)
+
+
+#: The needs-similarity row's scan of the subspace perturbation τ at n = 128: a decade around the chapter's τ = 0.3
+#: (log-spaced, fixed before any scan was measured), with τ = 0 as the control world.
+SCAN_TAUS = (0.1, 0.3, 1.0)
+
+
 class SampledResults(NamedTuple):
     """What the sampled rows read: the τ ∈ {0, 0.3} study, the noiseless convergence run and the oracle Monte Carlo
     ``(mean, SE)``; ``spectral`` maps n ∈ {32, 64, 128} to the spectral-start-only ablation's error ÷ the oracle's
-    (:func:`spectral_only_ratio`)."""
+    (:func:`spectral_only_ratio`); ``scan`` the n = 128 study of CoLoRA and per-client LoRA at each τ of
+    :data:`SCAN_TAUS` (the same replicates' draws); ``centre`` the errors of :func:`centre_pair_errors` at each τ of
+    the scan (rows) and replicate (columns)."""
 
     study: RecoveryStudy
     conv: np.ndarray
     mc: tuple[float, float]
     spectral: dict[int, float]
+    scan: RecoveryStudy
+    centre: np.ndarray
 
 
 def _cells() -> list[tuple[float, int, str]]:
@@ -201,7 +228,23 @@ def sampled_results(seed: int, study: RecoveryStudy | None = None, conv: Any = N
     if conv.ndim != 2 or conv.shape[1] < 11:
         raise ValueError(f"Invalid conv: shape {conv.shape} (must be (reps, ≥ 11))")
     mc = oracle_monte_carlo(MC_N, RANK**2, MC_TRIALS, seed=s)
-    return SampledResults(study, conv, mc, {n: spectral_only_ratio(s, n) for n in (32, 64, 128)})
+    scan = _recovery([(t, 128, m) for t in SCAN_TAUS for m in ("colora", "independent")], (128,), SCAN_TAUS, k=K,
+                     d=D, r=RANK, sigma=SIGMA, iters=ITERS, reps=N_REPS, seed=s, device=device, oracle_fit=False)
+    centre = np.stack([centre_pair_errors(s, t, device=device) for t in SCAN_TAUS])
+    return SampledResults(study, conv, mc, {n: spectral_only_ratio(s, n) for n in (32, 64, 128)}, scan, centre)
+
+
+def _scan_ratios(res: SampledResults) -> list[float]:
+    """Per-client / CoLoRA error at n = 128, worst of the replicates, at each τ of :data:`SCAN_TAUS`."""
+    sc, ci, ii = res.scan, METHODS.index("colora"), METHODS.index("independent")
+    return [float((sc.errors[a, ii, 0] / sc.errors[a, ci, 0]).max()) for a in range(len(sc.taus))]
+
+
+def _centre_ratios(res: SampledResults) -> list[float]:
+    """The row's statistic with the centre-pair fit (:func:`centre_pair_errors`) in CoLoRA's place: per-client /
+    centre-pair error at n = 128, worst of the replicates, at each τ of :data:`SCAN_TAUS`."""
+    ii = METHODS.index("independent")
+    return [float((res.scan.errors[a, ii, 0] / res.centre[a]).max()) for a in range(len(res.scan.taus))]
 
 
 def pilot_statistics(res: SampledResults) -> dict[str, float]:
@@ -210,7 +253,7 @@ def pilot_statistics(res: SampledResults) -> dict[str, float]:
         raise TypeError(f"Invalid res: {type(res).__name__} (must be a SampledResults)")
     st = res.study
     ci, ii = METHODS.index("colora"), METHODS.index("independent")
-    t0, t3 = st.taus.index(0.0), st.taus.index(0.3)
+    t0 = st.taus.index(0.0)
     med = np.median(st.errors, axis=-1)
     c = {n: st.ns.index(n) for n in (24, 32, 64, 128)}
     si = METHODS.index("shared")
@@ -223,7 +266,7 @@ def pilot_statistics(res: SampledResults) -> dict[str, float]:
     rate = (res.conv[:, 10] / res.conv[:, 2]) ** (1 / 8)
     out["rate"] = float(np.median(rate))
     out["rate_worst"] = float(rate.max())
-    out["sim"] = float((st.errors[t3, ii, c[128]] / st.errors[t3, ci, c[128]]).max())
+    out["sim"] = max(_scan_ratios(res))
     out["sim_ctrl"] = float((st.errors[t0, ii, c[128]] / st.errors[t0, ci, c[128]]).max())
     return out
 
@@ -238,7 +281,7 @@ def sampled_verdicts(res: SampledResults) -> Verdicts:
             raise ValueError(f"Invalid study: τ = {tau} missing (taus {st.taus})")
     v = Verdicts("CoLoRA: sampled rows", display=False)
     ci, ii = METHODS.index("colora"), METHODS.index("independent")
-    t0, t3 = st.taus.index(0.0), st.taus.index(0.3)
+    t0 = st.taus.index(0.0)
     reps = st.errors.shape[-1]
     med = np.median(st.errors, axis=-1)
     th = st.thresholds
@@ -288,17 +331,33 @@ def sampled_verdicts(res: SampledResults) -> Verdicts:
            note="linear convergence, the shape we expect of the (unread) theorem: a check of our reconstruction "
                 "and solver, not of the paper")
     c128 = st.ns.index(128)
-    sim = float((st.errors[t3, ii, c128] / st.errors[t3, ci, c128]).max())
+    scan = _scan_ratios(res)
     sim0 = float((st.errors[t0, ii, c128] / st.errors[t0, ci, c128]).max())
-    v.less(f"τ = 0.3, n = 128: per-client / CoLoRA error (worst of {reps} replicates)", sim, 1.0, kind="reproduces",
+    per_tau = ", ".join(f"τ = {t:g}: {x:.3g}" for t, x in zip(SCAN_TAUS, scan, strict=True))
+    v.less(f"τ scanned over {{{', '.join(f'{t:g}' for t in SCAN_TAUS)}}} (a decade around 0.3), n = 128: per-client "
+           f"/ CoLoRA error, worst of {reps} replicates, max over the scan", max(scan), 1.0, kind="not_specific",
            source="secondary", tests="needs-similarity",
-           control=Control("the same ratio with similar tasks (τ = 0)", sim0,
-                           why="the world where the claim says collaboration must win",
-                           tuned=f"the same solvers and {ITERS} rounds, the same replicates' draws"),
-           basis=f"pilot: seeds 9001–9020 — worst {P['sim_ratio_max']}, control best {P['sim_ctrl_min']}; the "
-                 "bound 1 is the claim itself (per-client LoRA has the lower error)",
-           note="at τ = 0.3 no rank-2 shared subspace fits all tasks (CoLoRA's error is the misfit), while "
-                f"n = 128 is above the single-task threshold {th['independent']:.0f}")
+           control=[Control("the same ratio with similar tasks (τ = 0)", sim0,
+                            why="the world where the claim says collaboration must win",
+                            tuned=f"the same solvers and {ITERS} rounds, the same replicates' draws"),
+                    Control("the same statistic with CoLoRA replaced by a shared pair handed the true centre "
+                            "subspaces A*, B* (cores by least squares, no alternating minimisation)",
+                            max(_centre_ratios(res)),
+                            why="the ablation of the credited mechanism (sceptic review): does the row see the "
+                                "alternating scheme's guarantee, or only the misfit of any shared rank-r pair?",
+                            tuned="none needed: the truth's own centre pair, the scan's draws, the same per-client "
+                                  "errors")],
+           basis=f"pilot: seeds 9001–9010 (bench/colora_tau_scan.py) — scan max {P['scan_max']}, control best "
+                 f"{P['scan_ctrl_min']}; the scan (a decade around the chapter's τ, log-spaced) was fixed before it "
+                 "was measured; the bound 1 is the claim itself (per-client LoRA has the lower error)",
+           note=f"{per_tau}; at every scanned τ no rank-2 shared subspace fits all tasks (CoLoRA's error is the "
+                f"misfit), while n = 128 is above the single-task threshold {th['independent']:.0f}; the scan does "
+                "not locate the similarity threshold, which lies below τ = 0.1. Not specific to the alternating "
+                "scheme (sceptic review): a shared pair handed the true centre subspaces, with no alternating "
+                "minimisation, loses to per-client LoRA by the same margin (centre-pair errors "
+                + ", ".join(f"{x:.3g}" for x in res.centre.max(axis=1))
+                + " at the scanned τ, worst replicate) — the row sees the misfit of the shared rank-r "
+                "parameterisation, which any fit of it inherits, not the need of the paper's guarantee")
     mean, se = res.mc
     pred = RANK**2 / (MC_N - RANK**2 - 1)
     z = z_threshold(1e-3)

@@ -38,10 +38,13 @@ JS = tuple(range(4, 13))
 REPS = 64
 AUDIT_N, AUDIT_M, AUDIT_JS, AUDIT_SHOTS, AUDIT_REPS = 11, 13, tuple(range(6, 13)), 256, 24
 SPAM_FLIP, SPAM_OFFSET = 0.15, 0.1
-#: The SPAM rows' scans (pilot seeds 9001–9040, bench/drut_hamiltonian_spam.py): flips up to 0.15 — at δ = 0.2 RPE's
-#: own branch decisions begin to fail (its RMSE above 3·CRB/(1 − 2δ) on 3 of 40 pilot seeds), the end of its bounded
-#: tolerance — and offsets 0.05–0.2.
+#: The SPAM rows' scans (pilot seeds 9001–9040, bench/drut_hamiltonian_spam.py): flips up to 0.15 — fixed at 64
+#: replicates, where RPE's own branch decisions began to fail at δ = 0.2 — and offsets 0.05–0.2.
 SPAM_FLIPS, SPAM_OFFSETS = (0.05, 0.1, 0.15), (0.05, 0.1, 0.2)
+#: Replicates of the flip study: at 64 a branch error of the uniform-shot control is a coin flip (it passes the flip
+#: row on 15 of 40 pilot seeds); at 512 it fails on all 40 while RPE stays ≤ 0.63 of its bound (pilot seeds
+#: 9001–9040, fixed before the chapter's and the robustness seeds were run).
+FLIP_REPS = 512
 Z = z_threshold(1e-3)
 #: Numbers a third-party audit reports for its own re-simulation [secondary] (other coefficients and design).
 AUDIT_REPORTED = {"slope_rpe": -0.999, "slope_ramsey": -0.493, "finest_rmse": 5.5e-5, "finest_T": 1.3e8,
@@ -110,6 +113,17 @@ def _notwirl_signal(device: str) -> torch.Tensor:
         s = _setup("single", device)
         H1 = displaced_twirled(CHAPTER_COEFFS, s.design.beta, n_fock=N_FOCK, n_phases=1, device=dev)
         return vacuum_signal(H1, [2.0**j for j in range(max(JS) + 1)]).movedim(-1, 0).contiguous()
+
+
+@functools.lru_cache(maxsize=2)
+def _audit_notwirl_signal(device: str) -> torch.Tensor:
+    """``⟨0|e^{+iH_D t_j}|0⟩`` of the untwirled two-mode ``D†HD`` (M = 1) at the audit's design, ``t_j = 2^j``,
+    ``j = 0..max(AUDIT_JS)``: shape ``(max(AUDIT_JS) + 1, P)`` — what RPE sees when the audit's twirl is ablated."""
+    dev = torch.device(device)
+    with one_thread(dev):
+        s = _setup("audit", device)
+        H1 = displaced_twirled(AUDIT_COEFFS, s.design.beta, n_fock=AUDIT_N, n_phases=1, device=dev)
+        return vacuum_signal(H1, [2.0**j for j in range(max(AUDIT_JS) + 1)]).movedim(-1, 0).contiguous()
 
 
 def _ghat(C: torch.Tensor, s: _Setup) -> torch.Tensor:
@@ -187,8 +201,10 @@ def scaling_study(seed: int = CHAPTER_SEEDS[0], *, reps: int = REPS, Js: tuple[i
 
 class AuditStudy(NamedTuple):
     """Two modes (the audit's setting): total time per design point ``T``, RMSE of ``C`` and of ``g`` per depth for
-    RPE and for the Ramsey control at the same total times, the CRB of the 256-shot schedule, and
-    ``trace_factor`` = ``√(tr A / p)`` of the two-mode design."""
+    RPE and for the Ramsey control at the same total times, the CRB of the 256-shot schedule,
+    ``trace_factor`` = ``√(tr A / p)`` of the two-mode design, and ``rmse_C_notwirl`` / ``rmse_g_notwirl``: the
+    same RPE (schedule, shots, seeds' layout) on the vacuum signal of the untwirled ``D†HD`` (the ablation of the
+    twirl)."""
 
     Js: tuple[int, ...]
     T: np.ndarray
@@ -200,6 +216,8 @@ class AuditStudy(NamedTuple):
     rmse_g_ramsey: np.ndarray
     crb: np.ndarray
     trace_factor: float
+    rmse_C_notwirl: np.ndarray
+    rmse_g_notwirl: np.ndarray
 
 
 def audit_study(seed: int = CHAPTER_SEEDS[0], *, reps: int = AUDIT_REPS, device=None) -> AuditStudy:
@@ -208,37 +226,44 @@ def audit_study(seed: int = CHAPTER_SEEDS[0], *, reps: int = AUDIT_REPS, device=
     reps = integer("reps", reps, 2, 1024)
     dev = resolve_device(device)
     s = _setup("audit", str(dev))
-    T, rc, rg, qc, qg = [], [], [], [], []
+    T, rc, rg, qc, qg, nc, ng = [], [], [], [], [], [], []
+    sig = _audit_notwirl_signal(str(dev))
     with one_thread(dev):
         for i, J in enumerate(AUDIT_JS):
             res = rpe(s.C, J, AUDIT_SHOTS, seed=seed * 1000 + 500 + i, reps=reps, device=dev)
             ram = ramsey(s.C, res.time, seed=seed * 1000 + 600 + i, reps=reps, device=dev)
+            nt = rpe(s.C, J, AUDIT_SHOTS, seed=seed * 1000 + 700 + i, reps=reps, signal=sig[:J + 1],
+                     device=dev).estimate
             T.append(res.time)
-            for est, c_out, g_out in ((res.estimate, rc, rg), (ram, qc, qg)):
+            for est, c_out, g_out in ((res.estimate, rc, rg), (ram, qc, qg), (nt, nc, ng)):
                 c_out.append(float(((est - s.C) ** 2).mean().sqrt()))
                 g_out.append(float(((_ghat(est, s) - s.g).abs() ** 2).mean().sqrt()))
         tf = math.sqrt(float(s.A.trace()) / s.g.numel())
     # real parameters: one per diagonal key (p = q), two per conjugate pair of keys — one per key; minus the offset
     return AuditStudy(AUDIT_JS, np.array(T), np.array(rc), np.array(rg), int(s.design.beta.shape[0]),
                       len(s.design.keys) - 1, np.array(qc), np.array(qg),
-                      np.array([crb(AUDIT_SHOTS, J) for J in AUDIT_JS]), tf)
+                      np.array([crb(AUDIT_SHOTS, J) for J in AUDIT_JS]), tf, np.array(nc), np.array(ng))
 
 
 class SpamStudy(NamedTuple):
     """Mean and RMS error of ``C`` (one mode, J = 12 time budget) under a readout flip rate ``δ`` or an ancilla phase
-    offset ``ε``: rows RPE, Ramsey (atan2), Ramsey (arccos), and RPE's own schedule read by the naive arccos
-    (the same shots and branch tracking, :func:`rpe` with ``estimator="arccos"``); ``C`` on the design points with
+    offset ``ε``: rows RPE, Ramsey (atan2), Ramsey (arccos), RPE's own schedule read by the naive arccos
+    (the same shots and branch tracking, :func:`rpe` with ``estimator="arccos"``), and RPE (atan2) with the
+    same number of shots at every level, ``round(T / (2(2^(J+1) − 1)))`` = 24 at J = 12 (the same levels and total
+    time within 0.1 % of the schedule
+    ``S_j = 16 + 8(J − j)``: the ablation of its extra shots at the coarse levels); ``C`` on the design points with
     ``|C| > 0.05``."""
 
     flips: np.ndarray
     offsets: np.ndarray
-    rms_flip: np.ndarray     # (4, len(flips))
+    rms_flip: np.ndarray     # (5, len(flips))
     mean_flip: np.ndarray
-    rms_offset: np.ndarray   # (4, len(offsets))
+    rms_offset: np.ndarray   # (5, len(offsets))
     mean_offset: np.ndarray
     arccos_bias_pred: np.ndarray  # predicted mean arccos error per flip
     time: float
     n_samples: int
+    n_flip_samples: int
 
 
 def _spam_seed(seed: int, kind: int, value: float) -> int:
@@ -249,12 +274,14 @@ def _spam_seed(seed: int, kind: int, value: float) -> int:
 
 
 def spam_study(seed: int = CHAPTER_SEEDS[0], *, flips=(0.0, 0.05, 0.1, 0.15, 0.2), offsets=(0.0, 0.05, 0.1, 0.2),
-               J: int = 12, reps: int = REPS, device=None) -> SpamStudy:
+               J: int = 12, reps: int = REPS, flip_reps: int = FLIP_REPS, device=None) -> SpamStudy:
     """RPE vs Ramsey (atan2) vs naive arccos Ramsey vs naive arccos on RPE's schedule, at equal total time, for each
-    flip rate and each phase offset (each setting seeded by its value, :func:`_spam_seed`)."""
+    flip rate and each phase offset (each setting seeded by its value, :func:`_spam_seed`); ``flip_reps``
+    replicates per flip, ``reps`` per offset."""
     seed = integer("seed", seed, 0)
     J = integer("J", J, 1, 16)
     reps = integer("reps", reps, 2, 4096)
+    flip_reps = integer("flip_reps", flip_reps, 2, 4096)
     flips = tuple(number("flips", f, 0.0, 0.5, high_open=True) for f in np.atleast_1d(np.asarray(flips, dtype=object)))
     offsets = tuple(number("offsets", o, -math.pi, math.pi)
                     for o in np.atleast_1d(np.asarray(offsets, dtype=object)))
@@ -265,28 +292,31 @@ def spam_study(seed: int = CHAPTER_SEEDS[0], *, flips=(0.0, 0.05, 0.1, 0.15, 0.2
     C = s.C[s.C.abs() > 0.05]
     S = rpe_schedule(J)
     T = 2.0 * sum(sj * 2.0**j for j, sj in enumerate(S))
+    Su = max(1, round(T / (2.0 * (2.0 ** (J + 1) - 1))))  # uniform shots per level at (about) the same total time
 
-    def errs(flip: float, offset: float, base: int) -> list[torch.Tensor]:
+    def errs(flip: float, offset: float, base: int, reps: int) -> list[torch.Tensor]:
         out = [rpe(C, J, S, flip=flip, offset=offset, seed=base, reps=reps, device=dev).estimate]
         out += [ramsey(C, T, flip=flip, offset=offset, seed=base + 1 + e, reps=reps, estimator=est, device=dev)
                 for e, est in enumerate(("atan2", "arccos"))]
         out.append(rpe(C, J, S, flip=flip, offset=offset, seed=base + 3, reps=reps, estimator="arccos",
                        device=dev).estimate)
+        out.append(rpe(C, J, Su, flip=flip, offset=offset, seed=base + 4, reps=reps, device=dev).estimate)
         return [o - C for o in out]
 
     rf, mf, ro, mo, pred = [], [], [], [], []
     with one_thread(dev):
         for f in flips:
-            e = errs(f, 0.0, _spam_seed(seed, 0, f))
+            e = errs(f, 0.0, _spam_seed(seed, 0, f), flip_reps)
             rf.append([float((x**2).mean().sqrt()) for x in e])
             mf.append([float(x.mean()) for x in e])
             pred.append(float((torch.sign(torch.sin(C)) * torch.arccos((1 - 2 * f) * torch.cos(C)) - C).mean()))
         for o in offsets:
-            e = errs(0.0, o, _spam_seed(seed, 1, o))
+            e = errs(0.0, o, _spam_seed(seed, 1, o), reps)
             ro.append([float((x**2).mean().sqrt()) for x in e])
             mo.append([float(x.mean()) for x in e])
     return SpamStudy(np.array(flips, dtype=float), np.array(offsets, dtype=float), np.array(rf).T, np.array(mf).T,
-                     np.array(ro).T, np.array(mo).T, np.array(pred), T, int(reps * C.numel()))
+                     np.array(ro).T, np.array(mo).T, np.array(pred), T, int(reps * C.numel()),
+                     int(flip_reps * C.numel()))
 
 
 def eq43_ratios(n: int = 200, scale: float = 1e-3, seed: int = 0, device=None) -> np.ndarray:

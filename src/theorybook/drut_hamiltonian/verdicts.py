@@ -38,6 +38,7 @@ from .experiment import (
     CHAPTER_COEFFS,
     CHAPTER_SEEDS,
     DEGREE,
+    FLIP_REPS,
     N_FOCK,
     REPS,
     SPAM_FLIP,
@@ -66,7 +67,14 @@ PAPER_CLAIMS: tuple[PaperClaim, ...] = (
                "phase estimation reaches coefficient RMSE ε with total time O(1/ε).", where="Theorem 1",
                source="secondary"),
     PaperClaim("vacuum", "After displacement and the twirl the vacuum is an eigenstate of H_eff(β) with eigenvalue "
-               "C(β) = Σ g_pq β̄^p β^q.", where="Eqs. 9–19", source="secondary"),
+               "C(β) = Σ g_pq β̄^p β^q.", where="Eqs. 9–19", source="secondary", quoted_only=True,
+               reason_class="no measurable consequence",
+               why="an identity: D†HD is a polynomial of degree d in a, a†, so its vacuum column lives on |0⟩…|d⟩, "
+                   "and any twirl with M > d phases (the exact one included) keeps only ⟨0|D†HD|0⟩ = ⟨β|H|β⟩ = "
+                   "Σ g β̄^p β^q — every Hamiltonian of degree ≤ d satisfies it, and every M ≤ d fails it generically "
+                   "(sceptic review: 1e-15 for M = 5 on random degree-4 H, residuals of order 1–10 for M = 1…4). "
+                   "The simulation's agreement with it is a consistency row; what the twirl buys is measured by the "
+                   "no-twirl ablations of the learning rows"),
     PaperClaim("spam", "Robust phase estimation tolerates bounded state-preparation and measurement errors.",
                where="Eqs. 20–25", source="secondary"),
     PaperClaim("eq43", "Design errors move the coefficients by at most ‖δg‖ ≤ (L_C/σ_min(K))‖δβ‖.", where="Eq. 43",
@@ -101,7 +109,8 @@ SLOPE_BAND = 0.07
 #: bench/results/drut_hamiltonian_spam.json, which a test checks these against): each estimator's RMSE ÷ the row's
 #: bound, worst over the scan, its largest (or smallest) value over the seeds, rounded outwards.
 PILOT_SPAM = {"offset_rpe_max": 0.49, "offset_sched_max": 0.67, "offset_ramsey_min": 1309,
-              "flip_rpe_max": 0.79, "flip_sched_min": 6.9, "flip_ramsey_min": 20.4, "flip_rpe_02_above": 1}
+              "flip_rpe_max": 0.63, "flip_sched_min": 28.9, "flip_ramsey_min": 20.6, "flip_uniform_min": 13.7,
+              "flip_rpe_02_above": 0}
 EPS = float(np.finfo(np.float64).eps)
 
 _SLOPE_BASIS = ("model: ±0.07 = slope s.e. ≈ 0.005 (each RMSE pools ≥ 64 × 27 errors, relative s.e. ≈ 2 %) × 3.3 "
@@ -169,30 +178,35 @@ def _deterministic(dev: torch.device) -> Verdicts:
     hmax1 = float(H.abs().max())
     tail1 = float(coherent_tail(b.abs(), N_FOCK).max())
     bound1 = hmax1 * (tail1 + N_FOCK * EPS) * 10
-    v.less("vacuum eigen-equation: max ‖H_eff(β)|0⟩ − C(β)|0⟩‖, C = Σ g_pq β̄^p β^q, 27 one-mode design points "
-           "(N = 30)", _eigen_residual(H, Cf1), bound1, kind="reproduces", source="secondary", tests="vacuum",
-           control=Control("no twirl (M = 1): D†HD itself", _eigen_residual(H1, Cf1),
-                           why="the ablation: displacement without the random-unitary twirl",
-                           tuned="none needed: same design points, cutoff and Hamiltonian"),
+    # The exact U(1) twirl (and the audit's 13 > N phases per mode) leaves a diagonal H_eff: its vacuum is an
+    # eigenstate by construction and its eigenvalue ⟨β|H|β⟩ = Σ g β̄^p β^q is the normal-ordered symbol (the sympy
+    # row above). A finite twirl with M = degree + 1 phases is no different (sceptic review): D†HD has degree d, so its
+    # vacuum column lives on |0⟩…|d⟩ and the mask n ≡ m (mod M > d) removes all of it but ⟨0|D†HD|0⟩ — true for
+    # every degree-d Hamiltonian. The row below checks our simulation (expm, cutoff, mask) against the identity.
+    b2 = s2.design.beta
+    hmax2 = float(displaced_twirled(AUDIT_COEFFS, b2, n_fock=AUDIT_N, n_phases=AUDIT_M, device=dev).abs().max())
+    bound2 = hmax2 * (float(coherent_tail(b2.abs(), AUDIT_N).max()) * 2 + AUDIT_N**2 * EPS) * 10  # two modes
+    M5 = displaced_twirled(CHAPTER_COEFFS, b, n_fock=N_FOCK, n_phases=DEGREE + 1, device=dev)
+    M2 = displaced_twirled(CHAPTER_COEFFS, b, n_fock=N_FOCK, n_phases=2, device=dev)
+    v.less(f"vacuum eigen-equation under a finite twirl: max ‖H_eff|0⟩ − C(β)|0⟩‖ over the {b.numel()} one-mode "
+           f"design points, M = degree + 1 = {DEGREE + 1} phases (N = {N_FOCK})", _eigen_residual(M5, Cf1), bound1,
+           kind="consistency", source="derived",
+           control=[Control("no twirl (M = 1): D†HD itself", _eigen_residual(H1, Cf1),
+                            why="the ablation: displacement without the random-unitary twirl",
+                            tuned="none needed: same design points, cutoff and Hamiltonian"),
+                    Control("a twirl with too few phases: M = 2 (parity)", _eigen_residual(M2, Cf1),
+                            why="the cheapest twirl, below the claim's M > degree: it keeps even offsets such as "
+                                "⟨2|D†HD|0⟩ from the squeezing and Kerr terms",
+                            tuned="none needed: same design points, cutoff and Hamiltonian")],
            basis=f"model: 10 × max|H| × (coherent weight beyond N + N·ε) = 10 × {hmax1:.0f} × ({tail1:.1e} + "
                  f"{N_FOCK * EPS:.1e}): truncation plus double round-off of expm and two products",
-           note="H_eff from expm of the truncated generator, D†HD and the exact twirl. Without the twirl the vacuum "
-                "leaks into the first levels (the audit: off-diagonal norm 12.6 on its own model)")
-    b2 = s2.design.beta
-    H2 = displaced_twirled(AUDIT_COEFFS, b2, n_fock=AUDIT_N, n_phases=AUDIT_M, device=dev)
-    H21 = displaced_twirled(AUDIT_COEFFS, b2, n_fock=AUDIT_N, n_phases=1, device=dev)
-    Cf2 = vacuum_constant(AUDIT_COEFFS, b2, device=dev)
-    hmax2 = float(H2.abs().max())
-    tail2 = float(coherent_tail(b2.abs(), AUDIT_N).max()) * 2  # two modes
-    bound2 = hmax2 * (tail2 + AUDIT_N**2 * EPS) * 10
-    v.less("vacuum eigen-equation, two modes: the same at all 100 design points (N = 11 per mode, 13-phase twirl)",
-           _eigen_residual(H2, Cf2), bound2, kind="reproduces", source="secondary", tests="vacuum",
-           control=Control("no twirl (M = 1)", _eigen_residual(H21, Cf2),
-                           why="the ablation: displacement without the random-unitary twirl",
-                           tuned="none needed: same design points, cutoff and Hamiltonian"),
-           basis=f"model: 10 × max|H| × (coherent weight beyond N, both modes, + N²·ε) = 10 × {hmax2:.1f} × "
-                 f"({tail2:.1e} + {AUDIT_N**2 * EPS:.1e})",
-           note="here the cutoff N = 11 dominates: the coherent tail at |β| ≤ 0.58 is ≈ 1e-13")
+           note="the M-phase mask is the literal average over rotations (consistency row below). A consistency "
+                "row, not evidence for the paper (sceptic review): for any Hamiltonian of degree ≤ 4, M = 5 phases "
+                "leave exactly ⟨0|D†HD|0⟩ = ⟨β|H|β⟩ in the vacuum column (an independent numpy check on random "
+                "degree-4 H: 1e-15), and M ≤ 4 fails generically — the controls fail by construction too. With "
+                "the exact twirl H_eff is diagonal (no row); the audit's two-mode run twirls with 13 > N = 11 "
+                "phases per mode, diagonal as well (no row). Without the twirl the vacuum leaks into the first "
+                "levels (the audit: off-diagonal norm 12.6 on its own model)")
     d2 = sum(g * p * q * b.conj() ** (p - 1) * b ** (q - 1) for (p, q), g in CHAPTER_COEFFS.items()
              if p > 0 and q > 0).real
     v.less("E₁ − E₀ of H_eff = ∂_β∂_β̄ C at the design points", float(((H[:, 1, 1] - H[:, 0, 0]).real - d2).abs().max()),
@@ -217,11 +231,7 @@ def _deterministic(dev: torch.device) -> Verdicts:
            10 * cond * EPS * float(s1.C.abs().max()), kind="consistency", source="derived",
            basis="model: 10 × cond(K) × ε × max|C| (two backward-stable solvers of the same system)",
            note="equally spaced angles make the DFT orthogonal")
-    M5 = displaced_twirled(CHAPTER_COEFFS, b, n_fock=N_FOCK, n_phases=DEGREE + 1, device=dev)
     off5 = M5 - torch.diag_embed(M5.diagonal(dim1=-2, dim2=-1))
-    v.less("an M = degree + 1 = 5 phase twirl clears the vacuum column", float(off5[:, :, 0].abs().max()), bound1,
-           kind="consistency", source="derived", basis="model: as for the vacuum eigen-equation",
-           note="⟨m|D†HD|0⟩ = 0 for m > degree (normal order): M > d phases suffice for the vacuum")
     v.greater("… but not the truncated matrix: off-diagonal Frobenius norm at M = 5 (max over the design)",
               float(torch.linalg.matrix_norm(off5).max()), 0.1, kind="consistency", source="derived",
               basis="model: the cutoff distorts entries ⟨n|D†HD|m⟩ near N of size ≈ |g|·N·|β|, ≫ 0.1; a norm "
@@ -279,8 +289,9 @@ def seeded_verdicts(seed: int, *, studies: tuple[ScalingStudy, AuditStudy, SpamS
 
 def spam_ratios(study: SpamStudy) -> tuple[np.ndarray, np.ndarray]:
     """The SPAM rows' statistics: each estimator's RMSE of C (rows RPE, Ramsey atan2, Ramsey arccos, RPE's schedule
-    read by arccos) divided by the row's bound — ``ε/2^J + 3·CRB`` at each offset of :data:`SPAM_OFFSETS`, and
-    ``3·CRB/(1 − 2δ)`` at each flip of :data:`SPAM_FLIPS` (J = 12). Returns ``(offsets (4, 3), flips (4, 3))``."""
+    read by arccos, RPE with uniform shots) divided by the row's bound — ``ε/2^J + 3·CRB`` at each offset of
+    :data:`SPAM_OFFSETS`, and ``3·CRB/(1 − 2δ)`` at each flip of :data:`SPAM_FLIPS` (J = 12). Returns
+    ``(offsets (5, 3), flips (5, 3))``."""
     if not isinstance(study, SpamStudy):
         raise TypeError(f"Invalid study: {type(study).__name__} (must be a SpamStudy)")
     missing = [x for x in SPAM_OFFSETS if x not in list(study.offsets)] + [
@@ -351,17 +362,28 @@ def _seeded_rows(sc: ScalingStudy, au: AuditStudy, sp_: SpamStudy) -> Verdicts:
     araslope = loglog_slope(au.T, au.rmse_C_ramsey).slope
     v.between("audit two-mode run (degree 2, N = 11, 13-phase twirl, 256 shots, 24 reps): RPE slope, J = 6…12",
               aslope, -1 - SLOPE_BAND, -1 + SLOPE_BAND, kind="reproduces", source="secondary", tests="T1",
-              control=Control("Ramsey at the same total times", araslope,
-                              why="the rival law: the standard quantum limit (slope −1/2) of the textbook estimator",
-                              tuned="none needed: same total times and shots as RPE"), basis=_SLOPE_BASIS,
+              control=[Control("Ramsey at the same total times", araslope,
+                               why="the rival law: the standard quantum limit (slope −1/2) of the textbook "
+                                   "estimator",
+                               tuned="none needed: same total times and shots as RPE"),
+                       Control("no twirl (M = 1): RPE on the vacuum signal of the untwirled two-mode D†HD",
+                               loglog_slope(au.T, au.rmse_C_notwirl).slope,
+                               why="the ablation of the paper's credited mechanism (the twirl); RPE is prior art",
+                               tuned="none needed: same schedule, 256 shots, total times, design and replicates as "
+                                     "RPE")], basis=_SLOPE_BASIS,
               note="audit −0.999; 100 design points × 24 replicates per RMSE; branch errors < 1e-70 per run at 256 "
-                   "shots")
+                   "shots. Without the twirl RPE's RMSE_C stays at "
+                   f"{au.rmse_C_notwirl.min():.2f}–{au.rmse_C_notwirl.max():.2f} at every depth (sceptic review)")
     bound_ga = EFFICIENCY[1] * au.crb[-1] * au.trace_factor
     v.less("audit two-mode run: coefficient RMSE at J = 12", au.rmse_g[-1], bound_ga, kind="reproduces",
            source="secondary", tests="T1",
-           control=Control("Ramsey at the same total time", au.rmse_g_ramsey[-1],
-                           why="the textbook estimator a practitioner runs at the same total evolution time",
-                           tuned="none needed: same total time, shots and design"),
+           control=[Control("Ramsey at the same total time", au.rmse_g_ramsey[-1],
+                            why="the textbook estimator a practitioner runs at the same total evolution time",
+                            tuned="none needed: same total time, shots and design"),
+                    Control("no twirl (M = 1): RPE on the untwirled two-mode vacuum signal", au.rmse_g_notwirl[-1],
+                            why="the ablation of the paper's credited mechanism (the twirl)",
+                            tuned="none needed: same schedule, 256 shots, total time, design and replicates as "
+                                  "RPE")],
            basis=f"model: 3 × CRB(256 shots, J = 12) × √(tr A/p) = 3 × {au.crb[-1]:.2e} × {au.trace_factor:.2f}",
            note="audit: 5.5e-5 at T ≈ 1.3e8 (its design, not ours)")
     i_o = list(sp_.offsets).index(SPAM_OFFSET)
@@ -370,6 +392,7 @@ def _seeded_rows(sc: ScalingStudy, au: AuditStudy, sp_: SpamStudy) -> Verdicts:
     cap = EFFICIENCY[1] * crb_J
     n = sp_.n_samples
     se = math.sqrt(2.0 / sp_.time) / math.sqrt(n)  # s.d. of one Ramsey estimate ≤ √(2/T) (atan2, δ = 0)
+    se_f = math.sqrt(2.0 / sp_.time) / math.sqrt(sp_.n_flip_samples)  # the flip study's replicates
     P = PILOT_SPAM
     ro, rf = spam_ratios(sp_)  # (estimator, ε) and (estimator, δ): RMSE ÷ the row's bound
     show = (lambda r: ", ".join(f"{x:.2f}" for x in r))  # noqa: E731
@@ -406,24 +429,40 @@ def _seeded_rows(sc: ScalingStudy, au: AuditStudy, sp_: SpamStudy) -> Verdicts:
                     Control("Ramsey (atan2) at the same total time and flips", float(rf[1].max()),
                             why="the textbook estimator at the same total time: unbiased under a symmetric flip, "
                                 "but at the standard quantum limit",
-                            tuned="none needed: same total time, shots and flips (Ramsey's single time t = 1)")],
+                            tuned="none needed: same total time, shots and flips (Ramsey's single time t = 1)"),
+                    Control("RPE (atan2) with uniform shots: the same number at every level, same total time",
+                            float(rf[4].max()),
+                            why="the ablation of RPE's shot allocation S_j = 16 + 8(J − j): is the tolerance the "
+                                "estimator's alone, or does it need the extra shots at the coarse levels, whose "
+                                "wrap errors are the costly ones?",
+                            tuned="none needed: same levels, estimator, flips and total time (24 shots per level "
+                                  "at J = 12, within 0.1 % of the schedule's time)")],
            scan=Scan("readout flip rate δ", SPAM_FLIPS, tuple(float(x) for x in rf[0])),
            basis=f"model: 3 × CRB/(1 − 2δ) (the flip shrinks the contrast; atan2 is unbiased); pilot seeds "
                  f"9001–9040 (bench/drut_hamiltonian_spam.py): RPE's worst ratio over the scan ≤ "
                  f"{P['flip_rpe_max']}, the arccos schedule's ≥ {P['flip_sched_min']}, Ramsey's ≥ "
-                 f"{P['flip_ramsey_min']}. The scan stops at δ = 0.15: at δ = 0.2 RPE's own branch decisions begin "
-                 f"to fail (above the bound on {P['flip_rpe_02_above']} of 40 pilot seeds) — its tolerance is "
-                 "bounded, as the claim says",
-           note=f"ratios per δ: RPE {show(rf[0])}; arccos schedule {show(rf[3])}; Ramsey {show(rf[1])}. The naive "
+                 f"{P['flip_ramsey_min']}, uniform shots' ≥ {P['flip_uniform_min']} — at {FLIP_REPS} replicates per "
+                 "flip, fixed on the pilot because at 64 the uniform-shot control's one branch error was a coin flip "
+                 "(it passed on 15 of 40 pilot seeds, median worst ratio 9.0). The scan stops at δ = 0.15, fixed at "
+                 "64 replicates where RPE's own "
+                 "branch decisions began to fail at δ = 0.2 (1 of 40 pilot seeds); at 512 RPE stays below the bound "
+                 f"there on {40 - P['flip_rpe_02_above']} of 40 (worst 0.94) — the scan was not widened. Sceptic "
+                 "review, after the pilot: on 20 seeds outside it (8999–9000, 9201–9203, 424242–424256) every row "
+                 "held but the uniform-shot control came as close as 1.83 (the pilot's ≥ 13.7 overstates its "
+                 "margin); an independent numpy RPE at 512 replicates misses the row with uniform shots on 100 of "
+                 "100 seeds (lowest 3.65; 7.3 branch errors a seed at δ = 0.15), and RPE's own ratio at δ = 0.2 "
+                 "exceeds the bound on 1 of 22 seeds (1.51)",
+           note=f"ratios per δ: RPE {show(rf[0])}; arccos schedule {show(rf[3])}; Ramsey {show(rf[1])}; uniform shots "
+                f"{show(rf[4])}. The naive "
                 "estimator reads (1 − 2δ)cos φ as cos φ, biased at first order in δ; at each level that bias "
                 "triggers branch errors on the long times — rarely at δ ≤ 0.1 (it passes there on some seeds), "
                 "always at 0.15. 'Tolerates' here means reading both quadratures (atan2), for symmetric flips. "
                 f"Naive arccos Ramsey at t = 1, δ = {SPAM_FLIP:g}: {sp_.rms_flip[2, i_f]:.2e}")
     v.close(f"SPAM: Ramsey (atan2) mean error with flip δ = {SPAM_FLIP:g} is 0", sp_.mean_flip[1, i_f], 0.0,
-            atol=Z * se / vis, kind="consistency", source="derived",
+            atol=Z * se_f / vis, kind="consistency", source="derived",
             basis="model: ⟨X⟩, ⟨Y⟩ shrink alike; per-estimate s.d. ≤ √(2/T)/(1 − 2δ); atol = z(1e-3) s.e.")
     v.close(f"SPAM: naive arccos mean error with flip δ = {SPAM_FLIP:g} = mean of sign(C)·arccos((1−2δ)cos C) − C",
-            sp_.mean_flip[2, i_f], sp_.arccos_bias_pred[i_f], atol=Z * se / vis, kind="consistency",
+            sp_.mean_flip[2, i_f], sp_.arccos_bias_pred[i_f], atol=Z * se_f / vis, kind="consistency",
             source="derived", basis="model: delta method: s.d. of arccos(X̄) ≤ √(2/T)/(1 − 2δ) away from C = 0 "
                                     "(|C| > 0.05 keeps sign(Ȳ) right); atol = z(1e-3) s.e.")
     return v

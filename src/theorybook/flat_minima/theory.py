@@ -17,7 +17,8 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple
+import re
+from typing import Any, NamedTuple
 
 import sympy as sp
 
@@ -25,6 +26,7 @@ from ..validate import integer
 
 __all__ = [
     "Derivations",
+    "as_text",
     "derive_all",
     "derive_coupling",
     "derive_erms",
@@ -36,6 +38,39 @@ __all__ = [
 
 u, v = sp.symbols("u v", real=True)
 p_, q_ = sp.symbols("p q", positive=True)
+
+_NAMES = {"rho": "ρ", "lambda": "λ", "n_seen": "#seen", "a_max": "max aᵢ", "varepsilon": "ε"}
+_SUPERSCRIPT = str.maketrans("0123456789+-nkd", "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻ⁿᵏᵈ")
+
+
+def _power(m: re.Match[str]) -> str:
+    e = m.group(1)
+    if e.startswith("(") and e.endswith(")"):
+        e = e[1:-1]
+    return e.translate(_SUPERSCRIPT) if all(ch in "0123456789+-nkd" for ch in e) else f"^({e})"
+
+
+def as_text(expr: Any) -> str:
+    """A sympy expression (or a tuple of them) as a reader's text, not Python's: Unicode symbols, powers as
+    superscripts, ``|x|`` for ``Abs(x)``, ``min`` for ``Min``, ``√`` for ``sqrt``, ``·`` for ``*``, ``−`` for ``-``.
+
+    >>> as_text(sp.sympify("Min(0, w)**2/4")), as_text(sp.sympify("Abs(p - q)")), as_text(sp.sympify("a*s**2/2"))
+    ('min(0, w)²/4', '|p − q|', 'a·s²/2')
+    >>> as_text((sp.Integer(1), sp.Symbol("lambda") + 1)), as_text(1 - (1 - sp.Rational(1, 2)**sp.Symbol("n"))**4)
+    ('1, λ + 1', '1 − (1 − (1/2)ⁿ)⁴')
+    """
+    if isinstance(expr, (tuple, list)):
+        return ", ".join(as_text(e) for e in expr)
+    if isinstance(expr, bool) or not isinstance(expr, (sp.Basic, int, float)):
+        raise TypeError(f"Invalid expr: {type(expr).__name__} (must be a sympy expression, a number, or a tuple or "
+                        "list of them)")
+    s = sp.sstr(expr)
+    s = re.sub(r"\b(rho|lambda|n_seen|a_max|varepsilon)\b", lambda m: _NAMES[m.group(1)], s)
+    s = re.sub(r"\bAbs\(([^()]*)\)", r"|\1|", s)
+    s = re.sub(r"\b(Min|Max)\(", lambda m: m.group(1).lower() + "(", s)
+    s = re.sub(r"\bsqrt\((\w+)\)", r"√\1", s)
+    s = re.sub(r"\*\*(\([^()]*\)|\w+)", _power, s)
+    return s.replace("*", "·").replace("-", "−")
 
 
 def phi_expr(x: sp.Expr) -> sp.Expr:

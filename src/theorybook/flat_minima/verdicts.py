@@ -73,10 +73,10 @@ PAPER_CLAIMS: tuple[PaperClaim, ...] = (
     PaperClaim("claim3-risk", "SAM's sharp solution can have population risk Ω(1)", quoted_only=True,
                reason_class="paper text unread",
                why="on the separable instance SAM's step uses ∇F̂(w + v) = a ⊙ min(w + v, 0), which is 0 on every "
-                   "unseen coordinate, so F(w_T) is the start's risk (0 from the chapter's start). On the coupled "
+                   "unseen coordinate, so F(w_(T)) is the start's risk (0 from the chapter's start). On the coupled "
                    "instance that tests claim 2's risk, SAM does not fail either: from w₀ = b·1, ∇F̂(w₀) = 0 and SAM "
                    "never moves; from starts b·1 + cρu (c ∈ {1, 5, 20}, F(w₀) up to 0.12) with ascent radii ρ, 5ρ, "
-                   "20ρ, SAM reached F̂ = 0 within 32 steps with every coordinate still positive, F(w_T) = 0 (pilot "
+                   "20ρ, SAM reached F̂ = 0 within 32 steps with every coordinate still positive, F(w_(T)) = 0 (pilot "
                    "seeds 9001–9003). SAM stops at the first zero gradient, so it only drifts while F̂ > 0; we found no "
                    "convex smooth instance on which that drift carries Ω(1) mass to unseen coordinates, and the "
                    "paper's construction could not be read"),
@@ -134,10 +134,10 @@ def claim1_verdicts(st: Claim1Study) -> Verdicts:
     h = st.heldout
     m, k = h.m, st.mc_unseen
     F_flat = float(h.mean[0])
-    v.equal(f"flat ERM: F̂ = 0 and S_ρ = 0 on all {int(ok.sum())} instances with an unseen coordinate "
+    v.equal(f"flat ERM: F̂ = 0 and S_(ρ) = 0 on all {int(ok.sum())} instances with an unseen coordinate "
             "(largest value)", float(max(st.flat_emp.max(), st.flat_sharp.max())), 0.0,
             kind="consistency", source="reconstruction",
-            note="F̂ evaluated sample by sample; S_ρ by the closed form (checked against brute force elsewhere)")
+            note="F̂ evaluated sample by sample; S_(ρ) by the closed form (checked against brute force elsewhere)")
     lo, hi = _binom_interval(m * k, 0.5)
     scale = st.c**2 / (2 * k * m)
     v.between(f"held-out estimator: F of the flat ERM ({m} fresh z) vs c²/4 = {c2:g}", F_flat, lo * scale,
@@ -145,17 +145,17 @@ def claim1_verdicts(st: Claim1Study) -> Verdicts:
               basis=f"model: m·mean·2k/c² ~ Binomial(m·k, ½) exactly (k = {k}); central interval, false alarm ≤ 1e-3",
               note="checks the held-out sampler and the estimator against the closed form")
     wit_rel = float(np.max(np.abs(st.sharp_sharp - st.sharp_witness) / np.maximum(st.sharp_sharp, 1e-300)))
-    v.less("sharp ERM w = 0: S_ρ(0) = ρ²·max a_i/2 equals F̂(−ρe_{i*}) evaluated from the samples (max rel. error)",
+    v.less("sharp ERM w = 0: S_(ρ)(0) = ρ²·max aᵢ/2 equals F̂(−ρe_{i*}) evaluated from the samples (max rel. error)",
            wit_rel, 1e-12, kind="consistency", source="derived", basis="model: float64 round-off",
            note="closed form vs an explicit maximiser")
-    v.true(f"sharp ERM w = 0: F̂ = F = 0 (closed form) and S_ρ ≥ ρ²/(2n) > 0 on all {N} instances",
+    v.true(f"sharp ERM w = 0: F̂ = F = 0 (closed form) and S_(ρ) ≥ ρ²/(2n) > 0 on all {N} instances",
            bool(np.all(st.sharp_emp == 0) and np.all(st.sharp_pop == 0)
                 and np.all(st.sharp_sharp >= st.rho**2 / (2 * st.n) * (1 - 1e-12))),
            kind="consistency", source="reconstruction",
-           predicted="F̂ = F = 0, S_ρ > 0",
-           measured=f"max F̂ {np.max(st.sharp_emp):.3g}, max F {np.max(st.sharp_pop):.3g}, min S_ρ/ρ² "
+           predicted="F̂ = F = 0, S_(ρ) > 0",
+           measured=f"max F̂ {np.max(st.sharp_emp):.3g}, max F {np.max(st.sharp_pop):.3g}, min S_(ρ)/ρ² "
                     f"{np.min(st.sharp_sharp) / st.rho**2:.3g}",
-           note="any seen coordinate gives S_ρ ≥ ρ²/(2n); risk 0 at 0 by construction")
+           note="any seen coordinate gives S_(ρ) ≥ ρ²/(2n); risk 0 at 0 by construction")
     p = 2.0 ** (-st.n)
     lo, hi = _binom_interval(N * st.d, p)
     v.between(f"#unseen summed over {N} instances ~ Binomial({N}·{st.d}, 2⁻ⁿ)", int(st.unseen.sum()), lo, hi,
@@ -163,7 +163,7 @@ def claim1_verdicts(st: Claim1Study) -> Verdicts:
               note=f"mean {expected_unseen(st.d, st.n):g} per instance")
     P = prob_some_unseen(st.d, st.n)
     lo, hi = _binom_interval(N, P)
-    v.between(f"instances with an unseen coordinate ~ Binomial({N}, 1 − (1 − 2⁻ⁿ)^d)", int(ok.sum()), lo, hi,
+    v.between(f"instances with an unseen coordinate ~ Binomial({N}, 1 − (1 − 2⁻ⁿ)ᵈ)", int(ok.sum()), lo, hi,
               kind="consistency", source="derived", basis="model: exact binomial interval, false alarm ≤ 1e-3",
               note=f"P = {P:.4f}")
     return v
@@ -183,9 +183,9 @@ def dynamics_verdicts(ds: DynamicsStudy, pgd_seed: int = 0) -> Verdicts:
     rwp = rwp_gd(ds.instance.a, ds.rho, RWP_SIGMA_SEPARABLE * ds.rho, T, seed=pgd_seed)
     ratio = float(sg.sharpness[-1] / sg.sharpness[0])
     grid = ", ".join(f"{x:g}" for x in RWP_SIGMAS)
-    v.less(f"claim 2: SA-GD (η = 1, exact inner max) reaches a flat point — S_ρ(w_T)/S_ρ(w₀) after {T} steps",
+    v.less(f"claim 2: SA-GD (η = 1, exact inner max) reaches a flat point — S_(ρ)(w_(T))/S_(ρ)(w₀) after {T} steps",
            ratio, FLAT_FACTOR, kind="not_specific", source="paper", tests="claim2-flat",
-           control=[Control(f"random-weight-perturbation GD (RWP: w ← Π(w − η∇F̂(w + σξ)), ξ ~ N(0, I_d), "
+           control=[Control(f"random-weight-perturbation GD (RWP: w ← Π(w − η∇F̂(w + σξ)), ξ ~ N(0, I_(d)), "
                             f"σ = {RWP_SIGMA_SEPARABLE:g}ρ per coordinate) from the same start, ≤ {T} steps, stopped "
                             "when flat", rwp.ratio,
                             shown=f"{rwp.ratio:.2g} at step {rwp.steps} (SA-GD first gets there at step "
@@ -204,46 +204,46 @@ def dynamics_verdicts(ds: DynamicsStudy, pgd_seed: int = 0) -> Verdicts:
                             tuned=f"the same step budget T = {T} and η = 1; perturbation radius tuned on a "
                                   f"{len(PGD_RADII)}-point grid ({', '.join(f'{x:g}' for x in PGD_RADII)} × ρ√d), "
                                   "the best on this very instance shown (favouring the control)")],
-           basis=f"paper: 'flat' read as a 1000-fold drop of S_ρ; the run is long enough by the exact count "
-                 f"Σ_i k_i = {ds.predicted_hit} < T (row below)",
+           basis=f"paper: 'flat' read as a 1000-fold drop of S_(ρ); the run is long enough by the exact count "
+                 f"Σᵢ kᵢ = {ds.predicted_hit} < T (row below)",
            note="on our instance, not the paper's construction. SA-GD flattens, but so does RWP, and faster: a random "
                 "perturbation of the tuned scale lifts every seen coordinate past ρ within the unit ball, so the "
                 "row does not show that flattening needs SA-GD's worst-case ascent step. Perturbed GD, which "
                 f"escapes saddles but does not seek flatness, stays sharp (ratios over its radii "
                 f"{', '.join(f'{x:.3g}' for x in pgd)})")
-    v.equal("SA-GD: first step with S_ρ ≤ 10⁻³S_ρ(w₀) (simulation) = Σ_i k_i (per-coordinate count)",
+    v.equal("SA-GD: first step with S_(ρ) ≤ 10⁻³S_(ρ)(w₀) (simulation) = Σᵢ kᵢ (per-coordinate count)",
             int(sg.hit), ds.predicted_hit, kind="consistency", source="derived",
-            note="each SA-GD step multiplies one gap ρ − w_i by (1 − a_i) and always acts above the threshold")
+            note="each SA-GD step multiplies one gap ρ − wᵢ by (1 − aᵢ) and always acts above the threshold")
     pred = sagd_sharpness_prediction(ds.instance.a, ds.rho, sg.t)
     rel = float(np.max(np.abs(sg.sharpness - pred) / pred))
-    v.less(f"SA-GD: S_ρ(w_t) simulated = ½·(t+1)-th largest of {{a_i(1 − a_i)^{{2k}}ρ²}} (sorting), at {sg.t.size} "
+    v.less(f"SA-GD: S_(ρ)(wₜ) simulated = ½·(t+1)-th largest of {{aᵢ(1 − aᵢ)^{{2k}}ρ²}} (sorting), at {sg.t.size} "
            "recorded t (max rel. error)", rel, 1e-9, kind="consistency", source="derived",
            basis="model: the simulation updates gaps one at a time, the prediction sorts closed-form powers: "
                  "rounding only")
     s0 = float(np.max(to_numpy(ds.instance.a)) * ds.rho**2 / 2)  # S_ρ of the sharp ERM w = 0
     sam_end = float(sm.sharpness[-1]) / s0 if bool(sm.in_orthant[-1]) else math.nan  # NaN fails the row
     # the ablation of SAM's ascent step: plain GD from SAM's start, SAM's η and budget. GD ends a hair below 0 (the
-    # gradient underflows first), off the orthant, so S_ρ is bounded below by the explicit perturbation −ρe_i:
+    # gradient underflows first), off the orthant, so S_ρ is bounded below by the explicit perturbation −ρeᵢ:
     # S_ρ(w) ≥ max_i F̂(w − ρe_i) − F̂(w) = max_i ½a_i(min(w_i − ρ, 0)² − min(w_i, 0)²), valid at any w
     a_np = to_numpy(ds.instance.a).astype(np.float64)
     w_gd = np.asarray(gd(ds.instance.Z, np.where(a_np > 0, -ds.rho, 0.0), 1.0, T).w, dtype=np.float64)
     gd_end = 0.5 * float(np.max(a_np * (np.minimum(w_gd - ds.rho, 0.0) ** 2 - np.minimum(w_gd, 0.0) ** 2))) / s0
-    v.greater("claim 3: SAM ends at a sharp minimum — S_ρ(w_T^SAM) / S_ρ(0) (0 = the sharp ERM)", sam_end, 0.5,
+    v.greater("claim 3: SAM ends at a sharp minimum — S_(ρ)(w_(T)^(SAM)) / S_(ρ)(0) (0 = the sharp ERM)", sam_end, 0.5,
               kind="not_specific", source="paper", tests="claim3-sharp",
               control=[Control("SA-GD's end point, same instance", float(sg.sharpness[-1]) / s0,
                                why="the flat-seeking method on the same instance: is the sharp end SAM's doing or the "
                                    "instance's?",
                                tuned="the same η = 1, ρ and step budget as SAM"),
                        Control("plain GD (SAM without its ascent step) from SAM's start −ρ on the seen coordinates "
-                               "(a lower bound on its S_ρ/S_ρ(0))", gd_end,
+                               "(a lower bound on its S_(ρ)/S_(ρ)(0))", gd_end,
                                why="the ablation that removes exactly SAM's ascent step (sceptic's review): if the "
                                    "sharp end needed SAM's normalised ascent, GD would not end there",
                                tuned="SAM's start, η = 1 and step budget; GD has no other parameter")],
               basis="paper: 'sharp' read as at least half the sharpness of the sharp ERM w = 0",
-              note="SAM stops where ∇F̂ = 0 first holds, near 0 ≪ ρ; SA-GD pushes every seen w_i to ρ. Plain GD from "
-                   "the same start contracts each negative w_i by 1 − a_i per step and ends at the sharp ERM w = 0 "
+              note="SAM stops where ∇F̂ = 0 first holds, near 0 ≪ ρ; SA-GD pushes every seen wᵢ to ρ. Plain GD from "
+                   "the same start contracts each negative wᵢ by 1 − aᵢ per step and ends at the sharp ERM w = 0 "
                    "itself: the sharp end is the start's basin, not SAM's ascent step, whose per-coordinate size "
-                   "ρ|g_i|/‖g‖ ≈ ρ/√d is far below ρ. So the row holds but does not single SAM out. (A SAM radius "
+                   "ρ|gᵢ|/‖g‖ ≈ ρ/√d is far below ρ. So the row holds but does not single SAM out. (A SAM radius "
                    "near ρ√d, the norm of the flat point, moves SAM's end below half the sharp ERM's sharpness)")
     return v
 
@@ -260,7 +260,7 @@ def stability_verdicts(results: Sequence[StabilityResult], wide: Sequence[Stabil
     v = Verdicts("flat minima: claim 4 rows", display=False)
     for st in results:
         fit = loglog_slope(st.n, st.delta)
-        v.between(f"claim 4 stand-in ({st.algorithm}, ρ = 0.05): replace-one divergence δ ∝ n^slope — log–log slope",
+        v.between(f"claim 4 stand-in ({st.algorithm}, ρ = 0.05): replace-one divergence δ ∝ n^(slope) — log–log slope",
                   fit.slope, SLOPE_BAND[0], SLOPE_BAND[1], kind="consistency", source="reconstruction",
                   basis="pilot: seeds 9001–9040 (40 seeds × 3 methods, this design) gave mean −1.103, sd 0.061; "
                         "band = mean ± 3.29 sd (false alarm 1e-3 per row), not widened",
@@ -272,13 +272,13 @@ def stability_verdicts(results: Sequence[StabilityResult], wide: Sequence[Stabil
         fit = loglog_slope(st.n, st.delta)
         lo, hi = WIDE_SLOPE_BAND[st.algorithm]
         p = WIDE_PILOT[st.algorithm]
-        v.between(f"claim 4 stand-in ({st.algorithm}, ρ = {WIDE_RHO:g}, where the ascent step acts): δ ∝ n^slope — "
+        v.between(f"claim 4 stand-in ({st.algorithm}, ρ = {WIDE_RHO:g}, where the ascent step acts): δ ∝ n^(slope) — "
                   "log–log slope", fit.slope, lo, hi, kind="consistency", source="reconstruction",
                   basis=f"pilot: seeds {WIDE_PILOT['seeds']} (40 seeds, this design; "
                         f"bench/flat_minima_stability_pilot.py) gave mean {p[0]:.3f}, sd {p[1]:.3f}; band = mean ± "
                         "3.29 sd (false alarm 1e-3 per row), rounded outward",
                   note=f"the same data and design at ρ = {WIDE_RHO:g}, a radius where the ascent step changes the "
-                       f"divergence (pilot median δ/δ_GD at n = 200: {WIDE_PILOT['ratio'][st.algorithm][1]:.3f}, "
+                       f"divergence (pilot median δ/δ_(GD) at n = 200: {WIDE_PILOT['ratio'][st.algorithm][1]:.3f}, "
                        f"against {WIDE_PILOT['ratio'][st.algorithm][0]:.3f} at ρ = 0.05): the 1/n shape of the "
                        "stand-in survives an ascent step that acts. Still our stand-in (Hardt et al.'s template), "
                        "not the paper's bounds")
@@ -327,16 +327,16 @@ def rate_verdicts(rs: RateStudy) -> Verdicts:
     if not isinstance(rs, RateStudy):
         raise TypeError(f"Invalid rs: {type(rs).__name__} (must be a RateStudy)")
     v = Verdicts("flat minima: SA-GD's step count", display=False)
-    v.between(f"SA-GD steps to S_ρ/S_ρ(0) ≤ 10⁻³ grow ∝ d^b (n = {rs.n_fixed}, d = {', '.join(map(str, rs.d))})",
+    v.between(f"SA-GD steps to S_(ρ)/S_(ρ)(0) ≤ 10⁻³ grow ∝ d^(b) (n = {rs.n_fixed}, d = {', '.join(map(str, rs.d))})",
               rs.slope_d, 0.9, 1.1, kind="consistency", source="derived",
-              basis="model: steps = Σ over ≈ d(1 − 2⁻ⁿ) seen coordinates of k_i = O(1) steps each, k_i depending on "
-                    "a_i only: b = 1 up to the slow drift of max a with d",
-              note="each step moves one coordinate (the inner maximiser is −ρe_i): no dimension-free rate on our "
+              basis="model: steps = Σ over ≈ d(1 − 2⁻ⁿ) seen coordinates of kᵢ = O(1) steps each, kᵢ depending on "
+                    "aᵢ only: b = 1 up to the slow drift of max a with d",
+              note="each step moves one coordinate (the inner maximiser is −ρeᵢ): no dimension-free rate on our "
                    "instance; the paper's rate is unknown to us")
     v.between(f"… and hardly depend on n at fixed d = {rs.d_fixed} (exponent over n = {', '.join(map(str, rs.n))})",
               rs.slope_n, -0.1, 0.1, kind="consistency", source="derived",
-              basis="model: k_i depends on a_i only, and a_i concentrates at ½ as n grows, so the count converges",
-              note="the sample size enters only through the spread of a_i")
+              basis="model: kᵢ depends on aᵢ only, and aᵢ concentrates at ½ as n grows, so the count converges",
+              note="the sample size enters only through the spread of aᵢ")
     return v
 
 
@@ -351,32 +351,37 @@ def derivation_verdicts(D: theory.Derivations, brute_max_rel: float, brute_point
     ph = D.phi
     v.true("φ ≥ 0, C¹ at 0, 0 ≤ φ'' ≤ 1 on each piece: convex and 1-smooth (β = 1)",
            ph.nonnegative and ph.c1_at_zero and ph.curvature_range == (0, 1), kind="consistency", source="derived",
-           measured=f"φ'' ∈ [{ph.curvature_range[0]}, {ph.curvature_range[1]}]", note="sympy, piece by piece")
+           measured=f"φ'' ∈ [{theory.as_text(ph.curvature_range[0])}, {theory.as_text(ph.curvature_range[1])}]",
+           note="sympy, piece by piece")
     v.true("φ' = min(u, 0) is 1-Lipschitz (three sign cases)", ph.lipschitz_ok, kind="consistency", source="derived",
-           measured=", ".join(f"{k}: {sp.simplify(e)}" for k, e in ph.lipschitz_cases.items()),
+           measured="; ".join(f"{k}: {theory.as_text(sp.simplify(e))}" for k, e in ph.lipschitz_cases.items())
+           + " (p = |u|, q = |v|)",
            predicted="each |u − v| − |φ'(u) − φ'(v)| ≥ 0")
-    v.true("F(w) = E f(w; z) = ½ Σ φ(w_i), and F ≤ ¼ on the unit ball", D.population.identity_ok
+    v.true("F(w) = E f(w; z) = ½ Σ φ(wᵢ), and F ≤ ¼ on the unit ball", D.population.identity_ok
            and D.population.max_on_ball == sp.Rational(1, 4), kind="consistency", source="derived",
-           measured=f"E[zφ] = {D.population.expectation}, max = {D.population.max_on_ball}")
+           measured=f"E[zφ] = {theory.as_text(D.population.expectation)}, "
+                    f"max = {theory.as_text(D.population.max_on_ball)}")
     sh = D.sharpness
-    v.true("orthant sharpness: ρ(t − w) − t(ρ − w) = −w(ρ − t) ≤ 0, so S_ρ(w) = max_i a_i(ρ − w_i)₊²/2",
+    v.true("orthant sharpness: ρ(t − w) − t(ρ − w) = −w(ρ − t) ≤ 0, so S_(ρ)(w) = maxᵢ aᵢ(ρ − wᵢ)₊²/2",
            sh.lemma_ok and sh.two_coordinate_ok, kind="consistency", source="derived",
-           measured=f"lemma = {sh.lemma}; two coordinates: linear in cos²θ", note="our proof (the paper's is unknown)")
+           measured=f"lemma = {theory.as_text(sh.lemma)}; two coordinates: linear in cos²θ",
+           note="our proof (the paper's is unknown)")
     v.less(f"orthant sharpness: closed form = brute force (sphere search + SLSQP) at {brute_points} random points "
            "(max rel. error)", brute_max_rel, 1e-6, kind="consistency", source="derived",
            basis="model: SLSQP (ftol 1e-15) converges to ≲ 1e-12 relative; 1e-6 allows a poorly started polish",
-           note="d = 3, n = 5, seen w_i ∈ [0, 0.8ρ] ∪ [ρ, 1.5ρ]")
+           note="d = 3, n = 5, seen wᵢ ∈ [0, 0.8ρ] ∪ [ρ, 1.5ρ]")
     e = D.erms
-    v.true("flat ERM: F̂ = 0, S_ρ = 0, F = c²/4, ‖w‖² = #seen·ρ² + c²",
+    v.true("flat ERM: F̂ = 0, S_(ρ) = 0, F = c²/4, ‖w‖² = #seen·ρ² + c²",
            e.flat_empirical == 0 and e.flat_sharpness == 0 and sp.simplify(e.flat_population - c**2 / 4) == 0,
            kind="consistency", source="reconstruction",
-           measured=f"F̂ = {e.flat_empirical}, S_ρ = {e.flat_sharpness}, F = {e.flat_population}, "
-                    f"‖w‖² = {e.flat_norm2}")
-    v.true("sharp ERM w = 0: F = 0, S_ρ = ρ²·max a_i/2", e.sharp_population == 0
+           measured=f"F̂ = {theory.as_text(e.flat_empirical)}, S_(ρ) = {theory.as_text(e.flat_sharpness)}, "
+                    f"F = {theory.as_text(e.flat_population)}, ‖w‖² = {theory.as_text(e.flat_norm2)}")
+    v.true("sharp ERM w = 0: F = 0, S_(ρ) = ρ²·max aᵢ/2", e.sharp_population == 0
            and sp.simplify(e.sharp_sharpness - sp.Symbol("a_max", positive=True) * rho**2 / 2) == 0,
-           kind="consistency", source="reconstruction", measured=f"F = {e.sharp_population}, S_ρ = {e.sharp_sharpness}")
+           kind="consistency", source="reconstruction",
+           measured=f"F = {theory.as_text(e.sharp_population)}, S_(ρ) = {theory.as_text(e.sharp_sharpness)}")
     un = D.unseen
-    v.close(f"P(some unseen) at d = {un.d}, n = {un.n}: float log1p/expm1 = exact sympy 1 − (1 − 2⁻ⁿ)^d",
+    v.close(f"P(some unseen) at d = {un.d}, n = {un.n}: float log1p/expm1 = exact sympy 1 − (1 − 2⁻ⁿ)ᵈ",
             prob_some_unseen(un.d, un.n), un.prob_value, rtol=1e-12, kind="consistency", source="derived",
             basis="model: 30-digit evaluation vs double precision",
             note=f"E #unseen = d·2⁻ⁿ = {un.expected_value}")
@@ -424,7 +429,8 @@ def claim2_risk_verdicts(cs: CoupledStudy) -> Verdicts:
 
     def shown(run, risk: float, norm: float) -> str:
         return (f"F = {risk:.3g} (F/B² = {risk / max(1.0, norm) ** 2:.3f}), "
-                f"F̂/S_ρ(w₀) = {run.empirical / run.sharpness0:.1g}, S_ρ/S_ρ(w₀) = {run.sharpness / run.sharpness0:.2g}")
+                f"F̂/S_(ρ)(w₀) = {run.empirical / run.sharpness0:.1g}, "
+                f"S_(ρ)/S_(ρ)(w₀) = {run.sharpness / run.sharpness0:.2g}")
 
     ok = [passes(r, F, nr, F0) for r, F, nr, F0 in zip(cs.runs, cs.risk, cs.norm, cs.start_risk, strict=True)]
     ratios = [F / max(1.0, nr) ** 2 for F, nr in zip(cs.risk, cs.norm, strict=True)]
@@ -444,10 +450,11 @@ def claim2_risk_verdicts(cs: CoupledStudy) -> Verdicts:
     fm_ok = all(passes(r, F, nr, F0) for r, F, nr, F0 in zip(cs.flatmin_runs, cs.flatmin_risk, cs.flatmin_norm,
                                                              cs.start_risk, strict=True))
     grid = ", ".join(f"{x:g}" for x in RWP_SIGMAS)
-    v.true(f"claim 2: SA-GD's flat minimum has held-out F ≥ {OMEGA1:g}·B² (B = max(1, ‖w_T‖)) while the start "
+    v.true(f"claim 2: SA-GD's flat minimum has held-out F ≥ {OMEGA1:g}·B² (B = max(1, ‖w_(T)‖)) while the start "
            f"w₀ = b·1, an ERM, has F ≤ βB²/n — coupled instance, n = {n}, d ∈ {{{', '.join(map(str, cs.d))}}}",
            all(ok), kind="not_specific", source="paper", tests="claim2-risk",
-           predicted=f"at every d: F̂(w_T), S_ρ(w_T) ≤ {FLAT_FACTOR:g}·S_ρ(w₀); F ≥ {OMEGA1:g}·B²; F(w₀) ≤ βB²/n",
+           predicted=f"at every d: F̂(w_(T)), S_(ρ)(w_(T)) ≤ {FLAT_FACTOR:g}·S_(ρ)(w₀); F ≥ {OMEGA1:g}·B²; "
+                     "F(w₀) ≤ βB²/n",
            measured="; ".join(f"d = {d} (k = {k}): {shown(r, F, nr)}, F(w₀) = {F0:.2g}" for d, k, r, F, nr, F0 in
                               zip(cs.d, cs.k, cs.runs, cs.risk, cs.norm, cs.start_risk, strict=True)),
            control=[Control(f"random-weight-perturbation GD (RWP: w ← w − η∇F̂(w + σξ), σ = {cs.rwp_sigma:g}ρ per "
@@ -458,8 +465,8 @@ def claim2_risk_verdicts(cs: CoupledStudy) -> Verdicts:
                             why="the flat-seeking rival of SA-GD (random perturbation in place of the worst-case "
                                 "one): if the Ω(1) risk were SA-GD's doing rather than flatness's, RWP's flat end "
                                 "point would not carry it",
-                            tuned=f"SA-GD's start w₀ = b·1, η = 1/β, flatness radius ρ, stopping rule (S_ρ ≤ "
-                                  f"{FLAT_FACTOR:g}·S_ρ(w₀)) and step cap, the same held-out draws; σ from the grid "
+                            tuned=f"SA-GD's start w₀ = b·1, η = 1/β, flatness radius ρ, stopping rule (S_(ρ) ≤ "
+                                  f"{FLAT_FACTOR:g}·S_(ρ)(w₀)) and step cap, the same held-out draws; σ from the grid "
                                   "{" + grid + "}·ρ by the fewest median steps to flatness on pilot seeds "
                                   f"{RWP_PILOT['seeds']} (bench/flat_minima_rwp_pilot.py; risk not used in the "
                                   "choice)"),
@@ -469,7 +476,7 @@ def claim2_risk_verdicts(cs: CoupledStudy) -> Verdicts:
                                             zip(cs.d, cs.flatmin_runs, cs.flatmin_risk, cs.flatmin_norm,
                                                 strict=True)),
                             why="the sceptic's question whether the risk is SA-GD's or flatness's: every flat ERM has "
-                                "Σ_unseen w_i ≤ the flat-set bound < 0, and this one spreads that mass as thinly as "
+                                "Σ_(unseen) wᵢ ≤ the flat-set bound < 0, and this one spreads that mass as thinly as "
                                 "possible (F = bound²/(4k), the least F on the flat set)",
                             tuned="none needed: a closed-form point of the same instance, measured on the same "
                                   "held-out draws and put through the same test"),
@@ -495,8 +502,8 @@ def claim2_risk_verdicts(cs: CoupledStudy) -> Verdicts:
                             cs.start_grad == 0.0 and passes(cs.runs[j]._replace(
                                 w=np.full(inst.d, inst.b), empirical=0.0, sharpness=cs.runs[j].sharpness0),
                                 cs.start_risk[j], w0_norm),
-                            shown=f"max|∇F̂(w₀)| = {cs.start_grad:g}, so w_T = w₀: F = {cs.start_risk[j]:.2g}, "
-                                  "S_ρ/S_ρ(w₀) = 1",
+                            shown=f"max|∇F̂(w₀)| = {cs.start_grad:g}, so w_(T) = w₀: F = {cs.start_risk[j]:.2g}, "
+                                  "S_(ρ)/S_(ρ)(w₀) = 1",
                             why="the algorithm without the ascent step: the sharp ERM it stays at generalises",
                             tuned="none needed: with ∇F̂(w₀) = 0 (computed sample by sample) every step size gives "
                                   "the same end point",
@@ -506,36 +513,36 @@ def claim2_risk_verdicts(cs: CoupledStudy) -> Verdicts:
                  f"F/B² ∈ [{RISK_PILOT['min']:g}, {RISK_PILOT['max']:g}] (mean {RISK_PILOT['mean']:g}, sd "
                  f"{RISK_PILOT['sd']:g}; lowest at the most unseen coordinates — below 0.1 only past k ≈ 13 at d = 48, "
                  "probability < 1e-5 per instance); the threshold is the reading above, not fitted; model: "
-                 "f − ψ ∈ [0, Σφ(w_i)], so (Hoeffding) the held-out mean falls "
+                 "f − ψ ∈ [0, Σφ(wᵢ)], so (Hoeffding) the held-out mean falls "
                  f"below {OMEGA1:g}·B² with probability ≤ {hoeff_txt} at the measured end points (closed-form F)",
            scan=Scan("d (n = 4; d = K·2ⁿ, K unseen on average)", tuple(cs.d), tuple(round(x, 4) for x in ratios)),
            note=f"an existence claim ('can have') on our coupled instance, not the paper's construction: f(w; z) = "
-                f"Σ z_i φ(w_i) + (λ/2)(⟨u, w⟩ − τ)₊², u = 1/√d, λ = {inst.lam:g} (β = {beta:g}), start b·1 with "
+                f"Σ zᵢ φ(wᵢ) + (λ/2)(⟨u, w⟩ − τ)₊², u = 1/√d, λ = {inst.lam:g} (β = {beta:g}), start b·1 with "
                 f"τ = b√d, ρ = {inst.rho / inst.b:g}b, b = {inst.b * inst.d:g}/d. An existence construction that any "
-                "flat-seeker satisfies: every flat ERM has Σ_unseen w_i ≤ db − √dρ − #seen·ρ < 0, so flatness itself "
+                "flat-seeker satisfies: every flat ERM has Σ_(unseen) wᵢ ≤ db − √dρ − #seen·ρ < 0, so flatness itself "
                 "forces the risk. SA-GD gets there from a start with F = 0, and so do RWP and the least-risk flat ERM "
                 "(the controls that pass): the row does not single SA-GD out. The scan measures F/B² (the row's "
                 "quantity) at each d")
-    v.true("SA-GD on the coupled instance stays on the orthant (every seen w_i ≥ 0), where the exact inner max "
+    v.true("SA-GD on the coupled instance stays on the orthant (every seen wᵢ ≥ 0), where the exact inner max "
            "holds — smallest seen coordinate met / b, over the scan and the controls",
            all(r.min_seen >= 0 for r in cs.runs + cs.small_runs + (cs.uncoupled_run,)), kind="consistency",
            source="derived", predicted="≥ 0",
            measured=f"{min(r.min_seen / inst.b for r in cs.runs + cs.small_runs + (cs.uncoupled_run,)):.3g}",
            note="coupled_sa_gd raises if a seen coordinate turns negative; the row shows the margin")
-    v.true("SA-GD's end points lie near the flat set: Σ_unseen w_i(T) ≤ 0.8 × the flat-set bound db − √dρ − "
-           "#seen·ρ (every flat ERM has Σ_unseen w_i ≤ the bound)",
+    v.true("SA-GD's end points lie near the flat set: Σ_(unseen) wᵢ(T) ≤ 0.8 × the flat-set bound db − √dρ − "
+           "#seen·ρ (every flat ERM has Σ_(unseen) wᵢ ≤ the bound)",
            all(u <= 0.8 * bd for u, bd in zip(cs.unseen_sum, cs.flat_bound, strict=True)), kind="consistency",
            source="derived", predicted="ratio ≥ 0.8",
            measured=", ".join(f"d = {d}: {u / bd:.3f}" for d, u, bd in zip(cs.d, cs.unseen_sum, cs.flat_bound,
                                                                             strict=True)),
-           note="the bound is sympy's (derivation rows); at S_ρ = 10⁻³S_ρ(w₀) SA-GD is not exactly on the flat set")
+           note="the bound is sympy's (derivation rows); at S_(ρ) = 10⁻³S_(ρ)(w₀) SA-GD is not exactly on the flat set")
     z = z_threshold(_ALPHA, len(cs.d))
     dev = max(abs(F - C) / se if se > 0 else (0.0 if F == C else math.inf) for F, C, se in
               zip(cs.risk, cs.closed_risk, cs.risk_se, strict=True))
     v.less("held-out estimator on the coupled loss: max |held-out F − closed form| / s.e. over the scan", dev, z,
            kind="consistency", source="derived",
            basis=f"model: CLT, m = {cs.m}; two-sided, Bonferroni over {len(cs.d)} end points, false alarm ≤ 1e-3",
-           note="F = ½Σφ(w_i) + ψ(⟨u, w⟩ − τ) in closed form; the held-out draws see every coordinate")
+           note="F = ½Σφ(wᵢ) + ψ(⟨u, w⟩ − τ) in closed form; the held-out draws see every coordinate")
     return v
 
 
@@ -570,18 +577,20 @@ def coupling_verdicts(D: theory.Derivations, chk: CoupledCheck) -> Verdicts:
     v = Verdicts("flat minima: coupled instance derivations", display=False)
     c = D.coupling
     lam = sp.Symbol("lambda", positive=True)
-    v.true("coupled loss: ψ ≥ 0, C¹ at 0, ψ'' ∈ {0, λ}; Hessian diag(z_i φ'') + ψ''uuᵀ has eigenvalues ≤ 1 + λ: "
+    v.true("coupled loss: ψ ≥ 0, C¹ at 0, ψ'' ∈ {0, λ}; Hessian diag(zᵢ φ'') + ψ''uuᵀ has eigenvalues ≤ 1 + λ: "
            "convex, non-negative, (1 + λ)-smooth", c.psi_nonnegative and c.psi_c1 and c.psi_curvature == (0, lam)
            and sp.simplify(max(c.hessian_eigs, key=sp.default_sort_key) - (1 + lam)) == 0,
-           kind="consistency", source="derived", measured=f"ψ'' ∈ {c.psi_curvature}, eigenvalues {c.hessian_eigs}",
+           kind="consistency", source="derived",
+           measured=f"ψ'' ∈ {{{theory.as_text(c.psi_curvature)}}}, eigenvalues {theory.as_text(c.hessian_eigs)}",
            note="sympy; u = 1/√d has norm 1, so the rank-one term adds at most λ to the top eigenvalue")
     lp_gap = _flat_bound_lp_gap(c.flat_bound)
-    v.less("flat set of the coupled instance: sympy's bound Σ_unseen w_i ≤ db − √dρ − (d − k)ρ against an LP (HiGHS) "
-           "that maximises Σ_unseen w_i under w_i ≥ ρ (seen) and ⟨u, w⟩ ≤ τ − ρ, at the scan's designs (max |Δ|); "
+    v.less("flat set of the coupled instance: sympy's bound Σ_(unseen) wᵢ ≤ db − √dρ − (d − k)ρ against an LP (HiGHS) "
+           "that maximises Σ_(unseen) wᵢ under wᵢ ≥ ρ (seen) and ⟨u, w⟩ ≤ τ − ρ, at the scan's designs (max |Δ|); "
            "attainment identity of the inner-max maximiser", lp_gap if c.attained == 0 else math.inf, 1e-6,
            kind="consistency", source="derived",
            basis="model: HiGHS's primal and dual feasibility tolerances (1e-7) on constraint values of order 1",
-           note=f"bound = {c.flat_bound}; attainment residual {c.attained}; the scan's instances (d = K·2⁴, K ∈ "
+           note=f"bound = {theory.as_text(c.flat_bound)}; attainment residual {theory.as_text(c.attained)}; "
+                f"the scan's instances (d = K·2⁴, K ∈ "
                 f"{COUPLED_UNSEEN}, seed 0), k their unseen coordinates")
     v.less(f"coupled instance: exact inner-max formula = brute force (sphere search + SLSQP) at {chk.points} random "
            "points (max rel. error)", chk.max_rel, 1e-6, kind="consistency", source="derived",

@@ -56,7 +56,7 @@ __all__ = [
     "CHAPTER_SEEDS", "LR_STAR", "METHODS", "PILOT_SEEDS", "SimResult", "simulate", "run_methods", "minimax_toy",
     "MinimaxToy", "ETA_SCAN", "eta_scan", "seeded_runs", "tuning_results", "worst_auc", "lead_lag",
     "CHAPTER_METHODS", "LR_MID", "ETA_Q_MID", "ETA_Q_STAR", "KAPPA_MID", "SEEDED_RUNS", "BETA_SCAN", "BINS_SCAN",
-    "knob_scan", "pilot_results",
+    "knob_scan", "pilot_results", "frequency_tracking", "frequency_runs", "FREQ_SKEWS", "FREQ_RUNS",
     "lemma_check", "sqrt_law_check", "staircase_check", "allocation_check",
 ]
 
@@ -101,6 +101,9 @@ class SimResult(NamedTuple):
     wse_continuous: np.ndarray  # (S, T) WSE of the continuous √-law n*_b = n̄ √v̂_b / Σ ĉ √v̂
     delta_mu: np.ndarray  # (S, T) Δµ = Σ_b b·q_b − Σ_b b·share_b (bin-index means of weight and data)
     topic_freq: np.ndarray  # (6,)
+    omega: np.ndarray | None = None  # (S, T, B) the adversary's unnormalised weights ω (prompt_gdro), else None
+    pool_share: np.ndarray | None = None  # (S, T, B) share of the seen prompts of the whole pool in each bin
+    pool_fail: np.ndarray | None = None  # (S, T, B) mean exact failure probability 1 − p_i of the bin's pool prompts
 
 
 def _topic_freq(skew: float) -> torch.Tensor:
@@ -122,18 +125,24 @@ def simulate(method: str, *, steps: int = 60, batch: int = 64, n_bar: int = 4, s
              n_prompts: int = 2000, bins: int = 6, eta_q: float = 3.0, gamma: float = 0.15, beta: float = 0.1,
              clip: float = 5.0, w_max: float = 10.0, hysteresis: float = 0.0, arms: Any = range(2, 13),
              lr: float = 0.3, skew: float = 1.0, signal: str = "failure", eta_arm: float = 200.0,
-             alpha_mu: float = 0.002, curves: bool = True, device: Any = None) -> SimResult:
+             alpha_mu: float = 0.002, curves: bool = True, score: str = "intensive",
+             device: Any = None) -> SimResult:
     """Train the 7-parameter policy for ``steps`` steps, ``seeds`` independent worlds and runs at once.
 
     See the module docstring for the model and the methods; symbols: η_q = ``eta_q``, γ = ``gamma``,
     β = ``beta``, C = ``clip``, ω_max = ``w_max``, δ = ``hysteresis``, n̄ = ``n_bar``, α_μ = ``alpha_mu``.
     ``curves=False`` evaluates pass@8 only before and after training (same random draws, same final numbers;
-    ``topic_pass8`` then has 2 time points).
+    ``topic_pass8`` then has 2 time points). ``score`` (Prompt-GDRO only): ``"intensive"`` — the paper's EMA of the
+    bin's MEAN loss ℓ̄_b (Eq. 12–13) — or ``"extensive"``, the ablation of the debiasing: the EMA of the bin's loss
+    MASS q̂_b·ℓ̄_b (its prompts' summed loss over the batch size), the frequency-weighted score the paper contrasts
+    ("frequent bins would dominate the score even if they are easy"); everything else is the same.
     """
     if not isinstance(curves, bool):
         raise TypeError(f"Invalid curves: {curves!r} (must be a bool)")
     one_of("method", method, METHODS)
     one_of("signal", signal, ("failure", "surrogate"))
+    one_of("score", score, ("intensive", "extensive"))
+    score_kind = score
     T = integer("steps", steps, 1, 100_000)
     K = integer("batch", batch, 1, 100_000)
     S = integer("seeds", seeds, 1, 100_000)
@@ -189,7 +198,7 @@ def simulate(method: str, *, steps: int = 60, batch: int = 64, n_bar: int = 4, s
 
     hist: dict[str, list[torch.Tensor]] = {k: [] for k in (
         "share", "weight", "reward", "rshare", "ashare", "arms", "vhat", "meann", "vp", "vpu", "wse", "wseu",
-        "wsec", "dmu")}
+        "wsec", "dmu", "omega", "pshare", "pfail")}
     tp = [topic_pass8()]
     for t in range(T):
         idx = torch.randint(0, N, (S, K), generator=gen).to(dev)
@@ -251,6 +260,11 @@ def simulate(method: str, *, steps: int = 60, batch: int = 64, n_bar: int = 4, s
         reward_b = torch.einsum("skb,sk->sb", oh, rbar) / cnt_new.clamp(min=1.0)
         hist["share"].append(share)
         hist["reward"].append(reward_b)  # 0 where the bin is empty (prompt_share = 0 there)
+        if method == "prompt_gdro":  # the pool's bins: share of the seen prompts and their exact failure probability
+            ohp = torch.nn.functional.one_hot(pbin.clamp(min=0), B).to(dt) * (pbin >= 0)[..., None].to(dt)
+            cp = ohp.sum(1)
+            hist["pshare"].append(cp / cp.sum(1, keepdim=True).clamp(min=1.0))
+            hist["pfail"].append(torch.einsum("snb,sn->sb", ohp, 1.0 - probs()) / cp.clamp(min=1.0))
 
         w = torch.ones_like(p)
         if method == "prompt_gdro":
@@ -259,8 +273,11 @@ def simulate(method: str, *, steps: int = 60, batch: int = 64, n_bar: int = 4, s
             else:
                 lp = -(A * mask).sum(-1) / n_i  # on-policy clipped surrogate at ratio 1: −mean_j A_ij
             lb = torch.einsum("skb,sk->sb", oh, lp) / cnt_new.clamp(min=1.0)
+            if score_kind == "extensive":
+                lb = lb * share  # the bin's loss mass: Σ_{i in b} ℓ_i / K
             score = torch.where(present, (1.0 - be) * score + be * lb, score)
             omega, q = exp3p_weights(score, eta_q=eq, gamma=g, clip=C)
+            hist["omega"].append(omega)
             w = torch.gather(omega.clamp(max=wm), 1, newbin)
             w = w / w.mean(1, keepdim=True)
             hist["weight"].append(q)
@@ -280,13 +297,13 @@ def simulate(method: str, *, steps: int = 60, batch: int = 64, n_bar: int = 4, s
         if curves or t == T - 1:
             tp.append(topic_pass8())
 
-    st = {k: to_numpy(torch.stack(v, 1)) for k, v in hist.items()}
+    st = {k: to_numpy(torch.stack(v, 1)) if v else None for k, v in hist.items()}
     tpa = to_numpy(torch.stack(tp, 1))
     fr = to_numpy(freq)
     overall = to_numpy(torch.stack([(_overall(x, onehot)) for x in tp], 1))
     return SimResult(method, tpa, overall, st["share"], st["weight"], st["reward"], st["rshare"], st["ashare"],
                      st["arms"], st["vhat"], st["meann"], st["vp"], st["vpu"], st["wse"], st["wseu"], st["wsec"],
-                     st["dmu"], np.asarray(fr))
+                     st["dmu"], np.asarray(fr), st["omega"], st["pshare"], st["pfail"])
 
 
 def worst_auc(r: SimResult) -> np.ndarray:
@@ -297,6 +314,69 @@ def worst_auc(r: SimResult) -> np.ndarray:
     if r.topic_pass8.shape[1] != r.prompt_share.shape[1] + 1:
         raise ValueError("Invalid r: run with curves=False (the area needs pass@8 at every step)")
     return r.topic_pass8[:, 1:].min(2).mean(1)
+
+
+def _ranks(a: np.ndarray) -> np.ndarray:
+    """Ranks of ``a`` with ties averaged."""
+    order = np.argsort(a, kind="stable")
+    rk = np.empty(a.size)
+    rk[order] = np.arange(a.size)
+    _, inv, cnt = np.unique(a, return_inverse=True, return_counts=True)
+    return np.bincount(inv, rk)[inv] / cnt[inv]
+
+
+def _partial(r_xy: float, r_xz: float, r_yz: float) -> float:
+    """Partial correlation of x and y given z from the three pairwise correlations (0 where undefined)."""
+    den = math.sqrt(max((1.0 - r_xz**2) * (1.0 - r_yz**2), 0.0))
+    return (r_xy - r_xz * r_yz) / den if den > 1e-12 else 0.0
+
+
+def frequency_tracking(r: SimResult) -> np.ndarray:
+    """Per run, ``(ρ_fail, ρ_share)``: the partial correlation of the adversary's weight ω with the bin's failure rate
+    given its share, and with its share given its failure rate, on ranks taken WITHIN each step over the bins that
+    hold seen prompts of the pool (centred and scaled to [−½, ½]) and pooled over the run's steps — so a trend over
+    training (the EMA's warm-up, the pool growing) does not enter. Failure rate: the mean exact ``1 − p_i`` of the
+    bin's pool prompts; share: the bin's share of the pool's seen prompts. Shape ``(S, 2)``; needs a ``prompt_gdro``
+    run."""
+    if not isinstance(r, SimResult):
+        raise TypeError(f"Invalid r: {type(r).__name__} (must be a SimResult)")
+    if r.omega is None or r.pool_share is None or r.pool_fail is None:
+        raise ValueError("Invalid r: must be a prompt_gdro run (it records ω and the pool's bins)")
+    S, T, _ = r.omega.shape
+    out = np.zeros((S, 2))
+    for k in range(S):
+        cols: list[list[float]] = [[], [], []]
+        for t in range(T):
+            keep = r.pool_share[k, t] > 0
+            m = int(keep.sum())
+            if m < 2:
+                continue
+            for x, col in zip((r.omega[k, t], r.pool_fail[k, t], r.pool_share[k, t]), cols, strict=True):
+                rk = _ranks(x[keep])
+                col.extend((rk - rk.mean()) / (m - 1))
+        if len(cols[0]) < 3:
+            continue
+        c = np.nan_to_num(np.corrcoef(np.asarray(cols)))
+        out[k] = (_partial(c[0, 1], c[0, 2], c[1, 2]), _partial(c[0, 2], c[0, 1], c[1, 2]))
+    return out
+
+
+#: The skews and the number of runs of the frequency-bias row (registered on pilot seeds 9014–9015).
+FREQ_SKEWS = (0.0, 1.0, 2.0)
+FREQ_RUNS = 24
+
+
+@lru_cache(maxsize=2)
+def frequency_runs(seed: int) -> dict[tuple[float, str], SimResult]:
+    """The runs of the frequency-bias row: Prompt-GDRO at the matched step ``LR_MID`` (η_q = ``ETA_Q_MID``) with the
+    paper's intensive score and with the extensive ablation, ``FREQ_RUNS`` runs at each skew of ``FREQ_SKEWS`` (same
+    seed: the two scores see the same worlds); keys ``(skew, score)``."""
+    s = integer("seed", seed, 0)
+    dev = resolve_device(None)
+    with one_thread(dev):
+        return {(sk, sc): simulate("prompt_gdro", seed=s, seeds=FREQ_RUNS, lr=LR_MID, eta_q=ETA_Q_MID, skew=sk,
+                                   score=sc, curves=False, device=dev)
+                for sk in FREQ_SKEWS for sc in ("intensive", "extensive")}
 
 
 def lead_lag(r: SimResult, weight: Any = None) -> np.ndarray:

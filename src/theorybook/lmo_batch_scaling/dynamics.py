@@ -302,7 +302,7 @@ def _dual_param(g: torch.Tensor, norm: str) -> torch.Tensor:
 def heatmap(problem: Problem, norm: str, taus=(1, 2, 4, 8, 16, 32, 64, 128), alphas=tuple(2.0**-k for k in range(8)),
             gammas=None, *, budget: int = 2**15, eps_rel: float = 0.1, seeds: int = 8, seed: int = 0,
             orth: str = "svd", chunk: int = 128, oracle: str = "tau-nice", censor: float | None = 2.0,
-            device: str | torch.device | None = None) -> HeatmapResult:
+            per_tau: bool = False, device: str | torch.device | None = None) -> HeatmapResult:
     r"""Samples until :math:`\frac1T\sum_{t<T}\overline{\lVert\nabla f(x_t)\rVert_*} \le \varepsilon` (bar: mean
     over ``seeds`` runs; ε = ``eps_rel``·‖∇f(x₀)‖_*, x₀ = 0) for every (τ, α, γ) cell; N = τ·T.
 
@@ -316,6 +316,11 @@ def heatmap(problem: Problem, norm: str, taus=(1, 2, 4, 8, 16, 32, 64, 128), alp
     ``oracle="single"`` uses a single-sample gradient (the τ = 1 noise) at every τ, still charging τ samples per
     step — the control in which only the step count per sample, not the noise, changes with τ.
     ``censor`` is the factor of the 2·best rule (``None``: censor at the budget only).
+    ``per_tau=True`` applies the budget and the rule to each τ on its own, in steps: τ runs up to budget/τ₁ steps
+    (the first τ's budget) and stops at ``censor`` × the steps of *its own* fastest cell. Hits are recorded in
+    step order, so a τ's first hit is its fastest cell: with any ``censor`` ≥ 1 its N*(τ) and α*(τ) are exactly
+    those of an uncensored run (same batches), and no τ whose best cell is reached within budget/τ₁ steps is
+    censored. ``cap`` is then the largest τ's level.
     """
     if not isinstance(problem, Problem):
         raise TypeError(f"Invalid problem: {type(problem).__name__} (must be a Problem from least_squares(...) or "
@@ -324,6 +329,8 @@ def heatmap(problem: Problem, norm: str, taus=(1, 2, 4, 8, 16, 32, 64, 128), alp
     validate.one_of("orth", orth, ("svd", "ns"))
     validate.one_of("oracle", oracle, ("tau-nice", "full", "single"))
     cf = math.inf if censor is None else validate.number("censor", censor, 1.0, 1e6)
+    if not isinstance(per_tau, bool):
+        raise TypeError(f"Invalid per_tau: {per_tau!r} (must be a bool)")
     n = problem.n
     taus_l = [validate.integer("taus", t, 1, n) for t in _as_list("taus", taus)]
     alphas_l = [validate.number("alphas", a, 0.0, 1.0, low_open=True) for a in _as_list("alphas", alphas)]
@@ -353,10 +360,16 @@ def heatmap(problem: Problem, norm: str, taus=(1, 2, 4, 8, 16, 32, 64, 128), alp
     gens = [torch.Generator().manual_seed(seed * 1_000_003 + 7919 * j + 1) for j in range(G)]
     tau_t = torch.tensor(taus_l, dtype=torch.float64)
     best = math.inf
+    best_steps = np.full(G, math.inf)  # per_tau: each τ's fastest cell, in steps
     t = 0
     while True:
-        cap = min(float(budget), cf * best)
-        active = int((tau_t * t < cap).sum())  # taus ascending: the active groups are a prefix
+        if per_tau:
+            steps_cap = float(np.minimum(budget / taus_l[0], cf * best_steps).max())
+            active = G if t < steps_cap else 0  # every τ runs until the last one reaches its own cap
+            cap = steps_cap * taus_l[0]
+        else:
+            cap = min(float(budget), cf * best)
+            active = int((tau_t * t < cap).sum())  # taus ascending: the active groups are a prefix
         if active == 0:
             break
         K = min(chunk, max(1, math.ceil(cap / taus_l[0]) - t))
@@ -398,11 +411,19 @@ def heatmap(problem: Problem, norm: str, taus=(1, 2, 4, 8, 16, 32, 64, 128), alp
             break
         if bool(done.any()):
             best = min(best, float((hit.to(torch.float64) * tau_t.to(dev).reshape(G, 1))[done].min()))
-    cap = min(float(budget), cf * best)
+            if per_tau:
+                hs = to_numpy(torch.where(done, hit.to(torch.float64), math.inf))
+                best_steps = np.minimum(best_steps, hs.min(1))
     N = torch.where(hit > 0, hit.to(torch.float64) * tau_t.to(dev).reshape(G, 1), torch.full_like(
         hit, 0, dtype=torch.float64) + math.inf)
     samples = to_numpy(N).reshape(G, len(alphas_l), len(gammas_l))
-    samples = np.where(samples <= cap, samples, np.inf)
+    if per_tau:
+        caps = np.array(taus_l, float) * np.minimum(budget / taus_l[0], cf * best_steps)
+        cap = float(caps.max())
+        samples = np.where(samples <= caps.reshape(G, 1, 1), samples, np.inf)
+    else:
+        cap = min(float(budget), cf * best)
+        samples = np.where(samples <= cap, samples, np.inf)
     best_g = samples.min(2)
     n_star = best_g.min(1)
     a_arr = np.array(alphas_l)

@@ -31,7 +31,8 @@ __all__ = [
     "N", "D", "P", "NOISE", "EPS_REL", "BUDGET", "SEEDS", "TAUS", "ALPHAS", "GAMMAS", "MUON_TAUS", "MUON_SEEDS",
     "MUON_BUDGET", "MUON_GAMMAS", "CHAPTER_SEEDS", "VARIANCE_TAUS", "VARIANCE_DRAWS", "chapter_problem",
     "chapter_maps", "noise_free_maps", "alpha_shift", "interior_depth", "abc_slack", "bound_vs_measured",
-    "single_sample_maps", "SINGLE_SEED", "RIDGE", "RIDGE_SATURATION", "RIDGE_RESULTS", "ridge_map", "ridge_record",
+    "single_sample_maps", "SINGLE_SEED", "SINGLE_CENSOR", "SINGLE_RESULTS", "single_settings", "single_map",
+    "load_single", "RIDGE", "RIDGE_SATURATION", "RIDGE_RESULTS", "ridge_map", "ridge_record",
     "load_ridge", "ridge_alpha_star", "ridge_slope", "ridge_fit_taus", "ridge_slopes", "ridge_rerun",
 ]
 
@@ -116,24 +117,84 @@ def noise_free_maps(scale: str = "chapter") -> dict[str, HeatmapResult]:
     return _noise_free(scale)
 
 
+#: The single-sample control's censoring, fixed before it ran: none but a budget in steps — every τ runs
+#: budget/τ₁ steps (the method's τ = 1 budget, 2¹³ steps at the chapter's scale), with no 2·best rule
+#: (``heatmap(..., censor=None, per_tau=True)``). Its steps to ε do not shrink with τ, so the method's 2·best rule,
+#: in samples, would censor it from τ = 4 on. Computed by ``bench/lmo_batch_scaling_single.py`` (≈ 2 min on 2
+#: cores), committed in :data:`SINGLE_RESULTS` and read by the chapter.
+SINGLE_CENSOR: float | None = None
+SINGLE_RESULTS = Path(__file__).resolve().parents[3] / "bench" / "results" / "lmo_batch_scaling_single.json"
+
+
+def single_settings(scale: str = "chapter") -> dict[str, Any]:
+    """The single-sample control's settings at ``scale`` (what the bench records in its JSON)."""
+    taus, alphas, gammas, kw = _scale(scale)
+    kw["seeds"] = max(1, kw["seeds"] // 2)  # half the seeds: a noisier control, so more apt to show a shift
+    return {"taus": list(taus), "alphas": list(alphas), "gammas": list(gammas), **kw, "oracle": "single",
+            "censor": SINGLE_CENSOR, "per_tau": True, "seed": SINGLE_SEED, "noise": NOISE, "n": N, "d": D}
+
+
+def single_map(norm: str, scale: str = "chapter", *, taus: tuple[int, ...] | None = None,
+               censor: float | None = SINGLE_CENSOR) -> HeatmapResult:
+    """One map of the single-sample control (``norm`` "l2" or "linf"); ``taus`` a prefix of the scale's τ grid
+    (the same batch streams: each τ's stream depends only on the seed and its place in the grid) and ``censor`` a
+    2·best factor applied per τ — with any factor ≥ 1 a τ's N*(τ) and α*(τ) are those of the uncensored map, which
+    the tests use to re-compute committed entries cheaply."""
+    one_of("norm", norm, ("l2", "linf"))
+    st = single_settings(scale)
+    t = tuple(st["taus"]) if taus is None else tuple(integer("taus", x, 1, N) for x in _items("taus", taus))
+    if not t or t != tuple(st["taus"][:len(t)]):
+        raise ValueError(f"Invalid taus: {t!r} (must be a non-empty prefix of {tuple(st['taus'])})")
+    cf = None if censor is None else number("censor", censor, 1.0, 1e6)
+    j = ("l2", "linf").index(norm)
+    with one_thread():
+        return heatmap(chapter_problem("least_squares"), norm, t, st["alphas"], st["gammas"], budget=st["budget"],
+                       eps_rel=st["eps_rel"], seeds=st["seeds"], seed=SINGLE_SEED + j, chunk=st["chunk"],
+                       oracle="single", censor=cf, per_tau=True)
+
+
 @lru_cache(maxsize=2)
 def _single(scale: str) -> dict[str, HeatmapResult]:
-    taus, alphas, gammas, kw = _scale(scale)
-    with one_thread():
-        ls = chapter_problem("least_squares")
-        kw["seeds"] = max(1, kw["seeds"] // 2)  # half the seeds: a noisier control, so more apt to show a shift
-        return {norm: heatmap(ls, norm, taus, alphas, gammas, seed=SINGLE_SEED + j, oracle="single", **kw)
-                for j, norm in enumerate(("l2", "linf"))}
+    return {norm: single_map(norm, scale) for norm in ("l2", "linf")}
 
 
 def single_sample_maps(scale: str = "chapter") -> dict[str, HeatmapResult]:
     """The sceptic's control: the ``l2`` and ``linf`` maps of :func:`chapter_maps` with a single-sample gradient
-    (the τ = 1 noise) at every τ, still charged τ samples per step, on the same grids, budget, seeds and censoring
-    rule, but half the seeds (a noisier argmin, so more apt to move by chance: a harder control to fail). Only the
-    steps per sample change with τ, not the noise: if α* moved here, the shift would be a budget effect. One fixed
-    seed (``SINGLE_SEED``), cached."""
+    (the τ = 1 noise) at every τ, still charged τ samples per step, on the same grids, ε and budget (in steps, at
+    every τ: :data:`SINGLE_CENSOR`), uncensored, with half the seeds (a noisier argmin, so more apt to move by
+    chance: a harder control to fail). Only the steps per sample change with τ, not the noise: if α* moved here,
+    the shift would be a budget effect. One fixed seed (``SINGLE_SEED``), cached. At the chapter's scale this
+    takes minutes: the chapter reads the committed run (:func:`load_single`)."""
     one_of("scale", scale, ("chapter", "tiny"))
     return _single(scale)
+
+
+def load_single(path: Path | str = SINGLE_RESULTS) -> dict[str, HeatmapResult]:
+    """The committed single-sample control maps of ``bench/lmo_batch_scaling_single.py`` as HeatmapResults
+    (``None`` in the JSON → ``inf``: censored); raises if the file's settings are not this code's."""
+    if isinstance(path, bool) or not isinstance(path, (str, Path)):
+        raise TypeError(f"Invalid path: {type(path).__name__} (must be a str or Path)")
+    src = Path(path)
+    if not src.is_file():
+        raise ValueError(f"Invalid path: {src} is not a file (the committed run: bench/lmo_batch_scaling_single.py)")
+    out = json.loads(src.read_text())
+    if not (isinstance(out, dict) and {"settings", "maps"} <= set(out)):
+        raise ValueError(f"{src}: not the results of bench/lmo_batch_scaling_single.py")
+    if out["settings"] != json.loads(json.dumps(single_settings("chapter"))):
+        raise ValueError(f"{src}: its settings differ from single_settings('chapter'): re-run the bench")
+
+    def arr(v):
+        return np.array([[np.inf if x is None else x for x in r] if isinstance(r, list) else
+                         (np.inf if r is None else r) for r in v], dtype=float)
+
+    res = {}
+    for norm, m in out["maps"].items():
+        samples = np.array([arr(blk) for blk in m["samples"]], dtype=float)
+        res[norm] = HeatmapResult(norm, np.array(out["settings"]["taus"]), np.array(out["settings"]["alphas"]),
+                                  np.array(out["settings"]["gammas"]), samples, arr(m["best"]),
+                                  arr(m["n_star"]), arr(m["alpha_star"]), float(m["eps"]), float(m["grad0"]),
+                                  float(m["cap"]), int(out["settings"]["seeds"]))
+    return res
 
 
 def alpha_shift(r: HeatmapResult) -> tuple[bool, float]:

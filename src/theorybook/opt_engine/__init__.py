@@ -9,10 +9,11 @@ Public API (arguments validated; bad input raises ``ValueError``/``TypeError`` n
 ``solve(problem, params, *, omit=None, add=None, time_limit=30.0, formulation=None) -> Solution``
 (objective, x, status, seconds, nodes); ``stand_in(problem, params)``; ``is_feasible(problem, params, x)``;
 ``objective(problem, params, x)``; ``grade(pred, truth, *, rtol=0.002)``; ``strong_stand_in(problem, params)`` (the
-decay rows' multi-start 2-opt and greedy + local search); ``held_karp(dist)``;
+decay rows' multi-start 2-opt and greedy + local search); ``rival_search(problem, params, *, seed=0)`` (their rivals:
+Or-opt moves added, restarts); ``held_karp(dist)``;
 ``knapsack_dp(weights, values, capacity)``; ``to_text``/``from_text``.
 Studies: :mod:`theorybook.opt_engine.experiment` (``accuracy_study``, ``omission_study``, ``pollution_audit``,
-``decay_test``; ``CHAPTER_SEEDS``); verdict rows: :mod:`theorybook.opt_engine.verdicts` (``seeded_verdicts(seed)``,
+``decay_test``; ``CHAPTER_SEEDS``); verdict rows: :mod:`theorybook.opt_engine.verdicts` (``load_bench()``,
 ``deterministic_verdicts()``, ``study_verdicts``, ``bench_verdicts``, ``PAPER_CLAIMS``). Modules, imported one way:
 ``spec`` (class names, ranges, result types, validation) ← ``solvers`` (HiGHS models, Held–Karp, knapsack DP) ←
 ``standins`` (PTR proxies, feasibility, grading); ``spec`` ← ``text`` (templates); all ← ``problems`` (generators and
@@ -45,18 +46,20 @@ from .problems import (
     is_feasible,
     knapsack_dp,
     objective,
+    rival_search,
     solve,
     stand_in,
     strong_stand_in,
     to_text,
 )
-from .verdicts import PAPER_CLAIMS, bench_verdicts, deterministic_verdicts, seeded_verdicts, study_verdicts
+from .verdicts import PAPER_CLAIMS, bench_verdicts, deterministic_verdicts, load_bench, study_verdicts
 
 __all__ = [
     "ADD", "CHAPTER_SEEDS", "PAPER_CLAIMS", "CLASSES", "OMIT", "SIZE_RANGE", "Instance", "Solution",
     "accuracy_study", "bench_verdicts", "decay_test",
     "deterministic_verdicts", "from_text", "generate", "grade", "held_karp", "is_feasible", "knapsack_dp",
-    "objective", "omission_study", "pollution_audit", "seeded_verdicts", "solve", "stand_in", "strong_stand_in",
+    "objective", "omission_study", "pollution_audit", "load_bench", "rival_search", "solve",
+    "stand_in", "strong_stand_in",
     "study_verdicts",
     "summarize", "to_text",
 ]
@@ -82,10 +85,11 @@ FUZZ_BASE = {
     "pollution_audit": {"seed": 1, "count": 1},
     "decay_test": {"seed": 1, "problem": "knapsack", "sizes": (5, 6), "count": 3, "sir_count": 1},
     "strong_stand_in": {"problem": "knapsack", "params": _KN},
+    "rival_search": {"problem": "knapsack", "params": _KN},
     "bench_verdicts": {"results": {"tsp": {"problem": "tsp", "sizes": [4, 5, 6], "acc": [1.0, 0.5, 0.5], "n": 10,
                                            "z": 5.0, "acc_repeat": 1.0, "z_repeat": 0.0, "sir": [1.0, 1.0],
-                                           "n_sir": 2, "z_sir": 0.0}}},
-    "seeded_verdicts": {"seed": 1},
+                                           "n_sir": 2, "z_sir": 0.0, "rival": [1.0, 1.0, 1.0],
+                                           "z_rival": 0.0}}},
     "deterministic_verdicts": {"per_size": 1},
     "summarize": {"records": []},
     "binomial_se": {"p": 0.5, "n": 10},

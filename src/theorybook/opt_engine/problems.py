@@ -46,6 +46,7 @@ from .standins import (  # noqa: F401
     grade,
     is_feasible,
     objective,
+    rival_search,
     stand_in,
     strong_stand_in,
 )
@@ -53,7 +54,8 @@ from .text import from_text, to_text  # noqa: F401
 
 __all__ = [
     "CLASSES", "SIZE_RANGE", "MIP_CLASSES", "OMIT", "ADD", "Instance", "Solution", "generate", "solve",
-    "FORMULATIONS", "stand_in", "strong_stand_in", "is_feasible", "objective", "grade", "held_karp", "knapsack_dp",
+    "FORMULATIONS", "stand_in", "strong_stand_in", "rival_search",
+    "is_feasible", "objective", "grade", "held_karp", "knapsack_dp",
     "to_text",
     "from_text", "check_params",
 ]

@@ -9,11 +9,11 @@ from typing import Any
 
 import numpy as np
 
-from ..validate import number, one_of
+from ..validate import integer, number, one_of
 from .solvers import _added, _first_fit, _inventory_cost
 from .spec import ADD, RTOL_FEAS, _dist, _problem, check_params
 
-__all__ = ["stand_in", "strong_stand_in", "is_feasible", "objective", "grade"]
+__all__ = ["stand_in", "strong_stand_in", "rival_search", "is_feasible", "objective", "grade"]
 
 
 # -- stand-ins (PTR proxies) ------------------------------------------------------------------------------------
@@ -110,6 +110,86 @@ def _knapsack_local_search(w: np.ndarray, v: np.ndarray, capacity: float) -> np.
         a, b = np.unravel_index(np.argmax(np.where(ok, gain, -np.inf)), gain.shape)
         x[ins[a]], x[outs[b]] = 1, 0
     return x
+
+
+def _or_opt(d: np.ndarray, tour: list[int]) -> list[int]:
+    """Or-opt, first improvement: move a segment of 1–3 consecutive cities (either orientation) to the edge between
+    two other consecutive cities while a move gains > 1e-9."""
+    t, n = list(tour), len(tour)
+    improved = True
+    while improved and n >= 5:
+        improved = False
+        for L in (1, 2, 3):
+            for i in range(n):
+                seg = [t[(i + j) % n] for j in range(L)]
+                rest = [t[(i + L + j) % n] for j in range(n - L)]  # rest[0] follows the segment, rest[-1] precedes
+                gain = d[rest[-1], seg[0]] + d[seg[-1], rest[0]] - d[rest[-1], rest[0]]
+                for k in range(n - L - 1):  # insert between rest[k] and rest[k + 1] (not back where it was)
+                    a, b = rest[k], rest[k + 1]
+                    fwd = d[a, seg[0]] + d[seg[-1], b] - d[a, b]
+                    rev = d[a, seg[-1]] + d[seg[0], b] - d[a, b]
+                    if min(fwd, rev) < gain - 1e-9:
+                        t = rest[:k + 1] + (seg if fwd <= rev else seg[::-1]) + rest[k + 1:]
+                        improved = True
+                        break
+                if improved:
+                    break
+            if improved:
+                break
+    return t
+
+
+def _multi_start_or_opt(d: np.ndarray) -> np.ndarray:
+    """The rival of the TSP decay row: the method's multi-start 2-opt (nearest neighbour from every city, then 2-opt)
+    with Or-opt moves added — 2-opt and Or-opt alternate until neither gains; the shortest tour (successor array)."""
+    best, best_len = None, math.inf
+    for s0 in range(d.shape[0]):
+        t = _nn_tour(d, s0)
+        while True:
+            t = _two_opt(d, t).tolist()
+            L0 = _tour_len(d, t)
+            t = _or_opt(d, t)
+            if _tour_len(d, t) >= L0 - 1e-9:
+                break
+        L = _tour_len(d, t)
+        if L < best_len - 1e-12:
+            best, best_len = t, L
+    return _succ(best)
+
+
+def _random_restart_search(w: np.ndarray, v: np.ndarray, capacity: float, rng: np.random.Generator) -> np.ndarray:
+    """The rival of the knapsack decay row: the method's local search (best-improvement add / 1-swap moves until none
+    gains) from n random feasible starts (items taken in a random order while they fit), plus the method's own start;
+    the best packing. The n + 1 searches run side by side (one row of ``X`` each)."""
+    n = w.size
+    X = np.zeros((n + 1, n), dtype=int)
+    for r in range(n):
+        room = capacity
+        for i in rng.permutation(n):
+            if w[i] <= room:
+                X[r, i], room = 1, room - w[i]
+    X[n] = _knapsack_local_search(w, v, capacity)
+    rows = np.arange(n + 1)
+    while True:
+        room = capacity - X @ w
+        can_add = (X == 0) & (w[None, :] <= room[:, None])
+        add_val = np.where(can_add, v[None, :], -np.inf)
+        a = np.argmax(add_val, axis=1)
+        adding = np.isfinite(add_val[rows, a])
+        # 1-swap: put i in, take j out; gain v_i − v_j > 0, fits
+        gain = v[None, :, None] - v[None, None, :]
+        ok = ((X == 0)[:, :, None] & (X == 1)[:, None, :] & (gain > 0)
+              & (w[None, :, None] - w[None, None, :] <= room[:, None, None]))
+        g = np.where(ok, gain, -np.inf).reshape(n + 1, -1)
+        best = np.argmax(g, axis=1)
+        swapping = ~adding & np.isfinite(g[rows, best])
+        if not (adding.any() or swapping.any()):
+            break
+        X[rows[adding], a[adding]] = 1
+        si, so = np.unravel_index(best[swapping], (n, n))
+        X[rows[swapping], si] = 1
+        X[rows[swapping], so] = 0
+    return X[int(np.argmax(X @ v))].copy()
 
 
 def strong_stand_in(problem: str, params: dict) -> np.ndarray:
@@ -353,3 +433,16 @@ def grade(pred: Any, truth: Any, *, rtol: float = 0.002) -> bool:
     if not math.isfinite(pv):
         return False
     return abs(pv - t) <= r * abs(t)
+
+
+def rival_search(problem: str, params: dict, *, seed: int = 0) -> np.ndarray:
+    """The stronger searches that the decay rows name as their rival [reconstruction]: for TSP the multi-start 2-opt
+    of :func:`strong_stand_in` with Or-opt moves added (segments of 1–3 cities moved, either orientation); for the
+    knapsack the same add/1-swap local search from n random feasible starts (drawn from ``seed``) and from the
+    method's own start, the best packing."""
+    p = one_of("problem", _problem(problem), ("tsp", "knapsack"))
+    q = check_params(p, params)
+    s = integer("seed", seed, 0, 2**63 - 1)
+    if p == "tsp":
+        return _multi_start_or_opt(_dist(q["coords"]))
+    return _random_restart_search(q["weights"], q["values"], q["capacity"], np.random.default_rng(s))

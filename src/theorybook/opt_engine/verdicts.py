@@ -2,13 +2,14 @@
 
 No language model is called here, so the paper's findings about PTR, tools and SIR are *quoted* claims
 (:data:`PAPER_CLAIMS`, ``quoted_only``). What the chapter can test is the benchmark's premise — one size knob
-controls how hard the instances are — with a fixed, non-LLM method (the heuristic stand-ins) against a control that
-ignores the knob. Everything else is a consistency check of our own machinery: exact solvers against each other,
-the templates' round trip, total unimodularity, the omission mechanism and the Pollution audit.
+controls how hard the instances are — with fixed, non-LLM methods (the heuristic stand-ins) against a stronger
+search on the same records and a control that ignores the knob. Everything else is a consistency check of our own
+machinery: exact solvers against each other, the templates' round trip, total unimodularity, the omission mechanism
+and the Pollution audit.
 
 Builders: :func:`derivation_verdicts` (sympy results passed in by the chapter), :func:`deterministic_verdicts`,
-:func:`study_verdicts` (the chapter's seed-fixed studies), :func:`seeded_verdicts` (the knapsack decay row, re-run
-on 20 unseen seeds by a test), :func:`bench_verdicts` (the TSP decay row, from committed bench results) and
+:func:`study_verdicts` (the chapter's seed-fixed studies), :func:`bench_verdicts` (the TSP and knapsack decay rows,
+from committed bench results at the record counts the rivals need; tests re-compute one entry of each) and
 :func:`headline` (the chapter's one table, carrying :data:`PAPER_CLAIMS`).
 """
 
@@ -22,17 +23,14 @@ import sympy as sp
 from ..check import Control, PaperClaim, Scan, Verdicts, z_threshold
 from ..validate import integer
 from .experiment import (
-    CHAPTER_SEEDS,
     Audit,
     Omission,
     Record,
     _list_of,
-    decay_test,
 )
 from .problems import generate, grade, solve
 
-__all__ = ["PAPER_CLAIMS", "Z_DECAY", "bench_verdicts", "deterministic_verdicts", "load_bench",
-           "seeded_verdicts", "study_verdicts"]
+__all__ = ["PAPER_CLAIMS", "Z_DECAY", "bench_verdicts", "deterministic_verdicts", "load_bench", "study_verdicts"]
 
 PAPER_CLAIMS: tuple[PaperClaim, ...] = (
     PaperClaim("scaling", "OPT-Engine generates optimisation problems whose complexity is controlled by one size knob, "
@@ -174,92 +172,174 @@ def study_verdicts(records: list[Record], omissions: list[Omission], audit: Audi
     return v
 
 
-_SIR_WHY = ("the paper's own contrast — solver-integrated reasoning stays flat: if an exact solver on the same text "
-            "also lost accuracy with size, the drop would come from the ground truth, the templates or the 0.2 % "
-            "grading at large sizes, not from the instances getting harder")
+_RIVAL_WHY = ("the alternative a sceptic in the field would pick: the same search with the standard extra local move "
+              "(Or-opt) or restarts, graded the same way against the same exact answers on the same records. If the "
+              "decay came from the ground truth, the templates or the 0.2 % grading at large sizes — or if the "
+              "instances got harder for local search in general — it would decay too")
+_RIVAL = {
+    "tsp": ("multi-start 2-opt + Or-opt (the method's n nearest-neighbour starts and 2-opt, with Or-opt moves of "
+            "1–3-city segments added; 2-opt and Or-opt alternate until neither gains)",
+            "the method's starts and 2-opt unchanged; Or-opt adds no parameter (segments of 1–3 cities, either "
+            "orientation, first improvement)"),
+    "knapsack": ("random-restart local search (the method's add/1-swap local search from n random feasible starts "
+                 "and from the method's own start; the best packing)",
+                 "the method's neighbourhood and stopping rule unchanged; n random starts (one per item, as the TSP "
+                 "search's one start per city), so its effort grows with the size knob like the method's"),
+}
 _REPEAT_WHY = "the null: no size change at all, the same distribution sampled twice"
 _DECAY_PILOT = {
-    "knapsack": "pilot: PILOT_SEEDS 9001–9013 gave z = 4.8–9.6 (mean 7.2) and repeat-sample z within ±2.3",
+    "knapsack": "pilot: PILOT_SEEDS 9001–9013 gave z = 4.8–9.6 (mean 7.2) at 600 records and repeat-sample z within "
+                "±2.3; the rival's z on 9001–9006 at 600 records was 0.45–3.27 (it loses ≈ 1 %: 0.996 → 0.985), so "
+                "the count was raised to 5000 per size, where a rival decaying as on the pilots has expected "
+                "z ≥ 3.29 + 3.09 (bench/opt_engine_decay_knapsack.py, decided before its run)",
     "tsp": "pilot: the decay at 1000 records per size was sized from PILOT_SEEDS 9001 (1.00 → 0.973 at 12 cities on "
            "150 records: z ≈ 0.17·√records, so ≥ 1000 records put z near 5); threshold z(1e-3) = 3.29",
 }
+#: The registered outcome of each decay row (from the committed benches): on knapsack the restarted search also decays
+#: at 5000 records (z ≈ 6); on TSP the Or-opt search misses the threshold at 1000 records (z = 2.0) but passes it
+#: pooled over 8 unseen seeds (8000 records per size, z = 4.24; the sceptic's review, bench/opt_engine_decay_seeds.py).
+#: Both rows are "holds, not specific": the knob makes these instances harder for local search more generally.
+_KIND = {"tsp": "not_specific", "knapsack": "not_specific"}
+_METHOD = {"tsp": "multi-start 2-opt (nearest neighbour from every city, then 2-opt)",
+           "knapsack": "greedy + local search (better of ratio greedy and best single item, then add / 1-swap moves)"}
 
 
-def _decay_row(v: Verdicts, d: Any, where: str) -> None:
-    """Record one class's decay row (``d`` a :class:`~.experiment.Decay` or its dict)."""
+def _pooled_rival(scan: dict) -> tuple[float, int, list[int], list[float], list[float]]:
+    """The unseen-seed scan of the TSP row (``bench/results/opt_engine_decay_seeds.json``): the rival's z pooled over
+    the seeds (every seed's streams are fresh instances, so k seeds = k·1000 records per size), the number of seeds,
+    the rival's misses at the larger sizes per seed, and the method's and the rival's z per seed."""
+    runs = list(scan["seeds"].values())
+    k, sizes = int(scan["design"]["count"]), scan["design"]["sizes"]
+    m = k * (len(sizes) - 1)
+    miss = [round(m * (1 - float(np.mean(r["rival"][1:])))) for r in runs]
+    acc0 = float(np.mean([r["rival"][0] for r in runs]))
+    big = 1 - sum(miss) / (m * len(runs))
+    from .experiment import _z
+
+    return (_z(acc0, k * len(runs), big, m * len(runs)), len(runs), miss, [r["z"] for r in runs],
+            [r["z_rival"] for r in runs])
+
+
+def _decay_row(v: Verdicts, d: Any, where: str, scan: dict | None = None) -> None:
+    """Record one class's decay row (``d`` a :class:`~.experiment.Decay` or its dict; ``scan`` the TSP row's
+    unseen-seed scan, whose pooled rival is a control)."""
     g = d._asdict() if hasattr(d, "_asdict") else dict(d)
     c, sizes, acc, n = g["problem"], tuple(g["sizes"]), tuple(g["acc"]), int(g["n"])
+    riv = tuple(g["rival"])
     unit = "cities" if c == "tsp" else "items"
-    stand = "multi-start 2-opt (nearest neighbour from every city, then 2-opt)" if c == "tsp" else (
-        "greedy + local search (better of ratio greedy and best single item, then add / 1-swap moves)")
+    rival, rival_tuned = _RIVAL[c]
     who = (f"multi-start 2-opt at {sizes[0]}–{sizes[-1]} cities" if c == "tsp" else
-           f"greedy + local search at {sizes[0]}–{sizes[-1]} items")
+           f"greedy + add/1-swap local search at {sizes[0]}–{sizes[-1]} items")
+    per = ", ".join(f"{x:.3f}" for x in riv)
+    pooled, seeds_note, fold = [], "", ""
+    if scan is not None and scan.get("seeds"):
+        zp, ks, miss, zm, zr = _pooled_rival(scan)
+        rec = ks * int(scan["design"]["count"])
+        rate = sum(miss) / (ks * int(scan["design"]["count"]) * (len(sizes) - 1))
+        mm = sum(round(int(scan["design"]["count"]) * (len(sizes) - 1) * (1 - float(np.mean(r["acc"][1:]))))
+                 for r in scan["seeds"].values())
+        fold = f"{mm / max(sum(miss), 1):.0f}×"
+        need = (Z_DECAY + 3.09) ** 2 / rate / (len(sizes) - 1)
+        pooled = [Control(f"the same Or-opt search with more records: pooled over {ks} unseen seeds ({rec} records "
+                          f"per size; misses at 6–12 cities per seed {', '.join(map(str, miss))})", zp,
+                          why=f"the rival does decay — it is exact at 4 cities (2-opt reaches all three 4-city tours) "
+                              f"and misses {100 * rate:.2f} % of the larger instances — but at 1000 records per size "
+                              f"its z is ≈ √(misses), so the row's rival control had little power; the knapsack row "
+                              f"was re-sized so that a rival decaying as on its pilots has expected z ≥ 3.29 + 3.09, "
+                              f"a rule that asks here for ≈ {need:,.0f} records per size. Added by the sceptic's "
+                              "review",
+                          tuned="the identical rival (same starts, 2-opt, Or-opt segments 1–3) on the streams "
+                                "decay_test(seed, 'tsp') draws for each unseen seed; only the record count differs "
+                                "(bench/opt_engine_decay_seeds.py)")]
+        seeds_note = (f" Unseen seeds (bench/opt_engine_decay_seeds.py, the row's own test at 1000 records per size "
+                      f"on {', '.join(scan['seeds'])}): the method's z {min(zm):.2f}–{max(zm):.2f} (≥ 3.29 on "
+                      f"{sum(z >= Z_DECAY for z in zm)} of {ks}), the rival's {min(zr):.2f}–{max(zr):.2f} (≥ 3.29 on "
+                      f"{sum(z >= Z_DECAY for z in zr)} of {ks}); the rival's single-seed failure is a matter of "
+                      f"power (it passes iff it misses ≥ 11 of the 4000 larger instances; it misses "
+                      f"{min(miss)}–{max(miss)}), and pooled over the seeds its z is {zp:.2f}.")
+    zp_pass = bool(pooled) and pooled[0].value >= Z_DECAY
+    if g["z_rival"] >= Z_DECAY:
+        scope = ("Scope: the stronger search also loses accuracy with size (its z passes the same test), so the decay "
+                 "is not this method's alone: the knob makes these instances harder for local search more generally, "
+                 "though less for the stronger search")
+    elif zp_pass:
+        scope = (f"Scope: the stronger search also loses accuracy with size — it misses {fold} fewer of the larger "
+                 "instances, below what 1000 records per size resolve, but pooled over the unseen seeds it passes the "
+                 "same test — "
+                 "so the decay is not 2-opt's alone: the knob makes these instances harder for local search more "
+                 "generally, though far less for the stronger search")
+    else:
+        scope = ("Scope: the stronger search does not pass the same test, so the row shows that the knob makes these "
+                 "instances harder for this fixed, bounded-neighbourhood search, not for local search in general")
     v.greater(f"the size knob makes instances harder for {who} ({c}): its accuracy at {sizes[0]} {unit} minus "
               f"at {', '.join(map(str, sizes[1:]))} {unit} (pooled), {n} records per size, in s.e.", g["z"], Z_DECAY,
-              kind="reproduces", source="paper", tests="scaling",
-              control=[Control(f"SIR proxy (HiGHS on the parsed text), first {g['n_sir']} records at {sizes[0]} and "
-                               f"{sizes[-1]} {unit}: accuracy {g['sir'][0]:.3f} → {g['sir'][1]:.3f}", g["z_sir"],
-                               why=_SIR_WHY, tuned="none needed: exact (HiGHS, mip_rel_gap = 0) on the same records"),
+              kind=_KIND[c], source="paper", tests="scaling",
+              control=[Control(f"{rival}: accuracy per size {per}", g["z_rival"], why=_RIVAL_WHY,
+                               tuned=rival_tuned),
                        Control(f"size knob ignored: a second sample at {sizes[0]} {unit} (accuracy "
                                f"{g['acc_repeat']:.3f})", g["z_repeat"], why=_REPEAT_WHY,
                                tuned="none needed: the same stand-in and record count",
-                               weak="a null by construction: the same distribution twice, so z ~ N(0, 1)")],
-              basis=_DECAY_PILOT[c] + "; the threshold z(1e-3) = 3.29 gives a null a one-sided false-pass rate 5e-4",
+                               weak="a null by construction: the same distribution twice, so z ~ N(0, 1)" + (
+                                   "; on TSP exactly 0, as 2-opt is exact at 4 cities" if c == "tsp" else "")),
+                       *pooled],
+              basis=_DECAY_PILOT[c] + "; the threshold z(1e-3) = 3.29 gives a null a one-sided false-pass rate 5e-4; "
+                    "the rival is put through the same z on the same records (decided before it was run on the "
+                    "chapter's seed)",
               scan=Scan(f"{c} size n ({unit})", sizes, tuple(round(x, 4) for x in acc)),
-              note=f"{stand}; exact answers by {'Held–Karp' if c == 'tsp' else 'the knapsack DP'} (= HiGHS, see the "
-                   f"consistency rows); accuracy per size {', '.join(f'{x:.3f}' for x in acc)}. {where} Tests the "
-                   "benchmark's knob with a fixed classical method, not the paper's PTR collapse (language models, "
-                   "quoted only)" + (". Scope: 2-opt at ≤ 12 cities — the review's multi-start NN + 2-opt + Or-opt "
-                                     "scored 1.000 on 400 records × 5 sizes (z = 0), so the decay is 2-opt's, not "
-                                     "every method's; sceptic review's independent numpy multi-start 2-opt (own "
-                                     "Held–Karp, seed 7002, 300 records): 1.000 at 4 → 0.983 at 12 cities (matches). "
-                                     "The SIR proxy control is flat by construction (an exact method scores 1 at every "
-                                     "size); no non-weak control is registered yet" if c == "tsp" else
-                                     ". Sceptic review (independent numpy, its own generator to the paper's spec, seed "
-                                     "7001, 600 records per size at 5/15/30 items): greedy + local search 0.928 / "
-                                     "0.853 / 0.803 (z = 5.8, matches); with the standard extra local move (1-for-2 "
-                                     "and 2-for-1 swaps) still 1.000 / 0.983 / 0.970 (z = 3.8, passes this test: the "
-                                     "decay is not greedy + local search's alone); random-restart local search "
-                                     "(n random feasible starts) stays flat 0.992 / 0.988 / 0.992 (z = 0.3). The SIR "
-                                     "proxy control is flat by construction (an exact method scores 1 at every size); "
-                                     "no non-weak control is registered yet"))
-
-
-def seeded_verdicts(seed: int) -> Verdicts:
-    """The knapsack decay row for one seed, against its controls (re-run on 20 unseen seeds by
-    tests/test_seed_robustness.py)."""
-    v = Verdicts("OPT-Engine — the size knob controls difficulty (seeded)", display=False)
-    _decay_row(v, decay_test(integer("seed", seed, 0)), "Seeded: re-run on 20 unseen seeds by a test.")
-    return v
+              note=f"{_METHOD[c]}; exact answers by {'Held–Karp' if c == 'tsp' else 'the knapsack DP'} (= HiGHS, see "
+                   f"the consistency rows); accuracy per size {', '.join(f'{x:.3f}' for x in acc)}; the rival's "
+                   f"{per} (z = {g['z_rival']:.2f}). {where} {scope}; not the paper's PTR collapse "
+                   f"(language models, quoted only). The SIR proxy (HiGHS on the parsed text, first {g['n_sir']} "
+                   f"records at {sizes[0]} and {sizes[-1]} {unit}: {g['sir'][0]:.3f} → {g['sir'][1]:.3f}) is exact by "
+                   "construction and is reported, not counted as a control." + seeds_note + (
+                       "" if c == "tsp" else
+                       " Sceptic review (independent numpy, its own generator, seed 7001, 600 records per size): "
+                       "with 1-for-2 and 2-for-1 swaps added the decay remains (z = 3.8), so the decay is not the "
+                       "1-swap neighbourhood's alone."))
 
 
 def load_bench() -> dict:
-    """The committed TSP decay results, ``bench/results/opt_engine_decay.json`` of the repository."""
+    """The committed decay results: ``bench/results/opt_engine_decay.json`` (TSP) and
+    ``bench/results/opt_engine_decay_knapsack.json`` (knapsack) of the repository, as one dict (key per class,
+    ``runs`` per class for the machine and seed)."""
     import json
     from pathlib import Path
 
-    return json.loads((Path(__file__).parents[3] / "bench" / "results" / "opt_engine_decay.json").read_text())
+    root = Path(__file__).parents[3] / "bench" / "results"
+    out: dict = {"runs": {}}
+    for c, f in (("tsp", "opt_engine_decay.json"), ("knapsack", "opt_engine_decay_knapsack.json")):
+        r = json.loads((root / f).read_text())
+        out[c] = r[c]
+        out["runs"][c] = {k: r.get(k) for k in ("machine", "seed", "cpu_seconds", "design")}
+    seeds = root / "opt_engine_decay_seeds.json"
+    if seeds.exists():
+        out["tsp_seeds"] = json.loads(seeds.read_text())
+    return out
 
 
 def bench_verdicts(results: dict) -> Verdicts:
-    """The TSP decay row from the committed bench results (``bench/results/opt_engine_decay.json``, written by
-    ``bench/opt_engine_decay.py`` on the chapter's seed)."""
+    """The TSP and knapsack decay rows from the committed bench results (:func:`load_bench`; written by
+    ``bench/opt_engine_decay.py`` and ``bench/opt_engine_decay_knapsack.py`` on the chapter's seed)."""
     if not isinstance(results, dict) or not isinstance(results.get("tsp"), dict):
-        raise TypeError("Invalid results: must be the dict of bench/results/opt_engine_decay.json (key 'tsp')")
-    v = Verdicts("OPT-Engine — the size knob controls difficulty (TSP, bench)", display=False)
-    m = results.get("machine", {})
-    _decay_row(v, results["tsp"], f"From bench/opt_engine_decay.py (seed {results.get('seed')}, "
-                                  f"{m.get('cpu', '?')}, {results.get('cpu_seconds')} s CPU).")
+        raise TypeError("Invalid results: must be the dict of load_bench() (keys 'tsp' and optionally 'knapsack')")
+    v = Verdicts("OPT-Engine — the size knob controls difficulty (bench)", display=False)
+    script = {"tsp": "bench/opt_engine_decay.py", "knapsack": "bench/opt_engine_decay_knapsack.py"}
+    for c in ("tsp", "knapsack"):
+        if c not in results:
+            continue
+        r = results.get("runs", {}).get(c, {})
+        m = r.get("machine") or {}
+        _decay_row(v, results[c], f"From {script[c]} (seed {r.get('seed')}, {m.get('cpu', '?')}, "
+                                  f"{r.get('cpu_seconds')} s CPU).", results.get("tsp_seeds") if c == "tsp" else None)
     return v
 
 
 def headline(*, derivations: dict, records: list[Record], omissions: list[Omission], audit: Audit,
-             bench: dict, seed: int = CHAPTER_SEEDS[0], display: bool = True) -> Verdicts:
+             bench: dict, display: bool = True) -> Verdicts:
     """The chapter's one table (it carries :data:`PAPER_CLAIMS`)."""
     v = Verdicts("OPT-Engine — regenerated benchmark claims", display=display, claims=PAPER_CLAIMS)
     v.extend(derivation_verdicts(**derivations))
     v.extend(deterministic_verdicts())
     v.extend(study_verdicts(records, omissions, audit))
     v.extend(bench_verdicts(bench))
-    v.extend(seeded_verdicts(seed))
     return v

@@ -46,7 +46,7 @@ class Tradeoff(NamedTuple):
 
 
 def tradeoff(pop: Population, n: int, shares, *, mode: str = "full", lam: float = 1e-4,
-             seed: int = 1) -> Tradeoff:
+             seed: int = 1, covariate: int | None = None) -> Tradeoff:
     """The change-vs-learn experiment: draw a sample of n from the population, deploy θ̂_1 = G(d̂_0), let the
     world react with share ξ, retrain θ̂_2 = G(d̂_1) and measure risks.
 
@@ -60,12 +60,18 @@ def tradeoff(pop: Population, n: int, shares, *, mode: str = "full", lam: float 
     might use; no model) — the control in which the data change is structured like the echo chamber's but does not
     come from the model's predictions. ``mode="population"``: only the population self-negates (the classical
     performative setting); the sample, and so the retrained model, stays as it was. All retrainings over the
-    shares run as one batched Newton solve.
+    shares run as one batched Newton solve. ``covariate``: with ``mode="covariate"``, rank by this column (index)
+    instead of the one the rule picks, still oriented towards risk by its sign of correlation with the label in the
+    sample (``None``: the rule's column).
     """
     if not isinstance(pop, Population):
         raise TypeError(f"Invalid pop: {type(pop).__name__} (must be a Population from population())")
     mode = one_of("mode", mode, ("full", "sample", "random", "covariate", "population"))
+    if covariate is not None and mode != "covariate":
+        raise ValueError(f"Invalid covariate: {covariate!r} (only with mode='covariate')")
     X_pop = _features(pop.X)
+    if covariate is not None:
+        covariate = integer("covariate", covariate, 0, X_pop.shape[1] - 1)
     y_pop = _labels(pop.y, X_pop, binary=True)
     N = X_pop.shape[0]
     n = integer("n", n, 2)
@@ -92,7 +98,7 @@ def tradeoff(pop: Population, n: int, shares, *, mode: str = "full", lam: float 
     if mode == "covariate":  # the covariate most correlated with the label in the sample, oriented towards risk
         xc, yc = X - X.mean(0), y - y.mean()
         corr = (xc * yc[:, None]).sum(0) / (xc.norm(dim=0) * yc.norm()).clamp(min=1e-300)
-        j = int(corr.abs().argmax())
+        j = int(corr.abs().argmax()) if covariate is None else covariate
         sign = 1.0 if float(corr[j]) >= 0 else -1.0
         c_smp, c_pop = sign * X[:, j], sign * X_pop[:, j]
     ys, yp, ms, mp = [], [], [], []

@@ -101,9 +101,9 @@ def render(share: float = 0.1, n: int = SAMPLE_SIZE, rounds: int = 10, rho: floa
     ax.set_xscale("log")
     label_axes(ax, "nats (log scale; |gap| shown)", "", title=f"one round, ξ = {share:.2f}, n = {n:,}")
     t = np.arange(1, len(res.drift) + 1)
-    ax2.semilogy(t, res.drift, "o", color=COLORS[1], label="measured W₂(d̂₀, d̂_t)")
+    ax2.semilogy(t, res.drift, "o", color=COLORS[1], label="measured W₂(d̂₀, d̂ₜ)")
     theory_line(ax2, t, res.drift_theory, label=r"$\sum_{s<t}\rho^s\delta_1$")
-    label_axes(ax2, "retrainings t", "drift", title=f"ε(1 + L_a) = {rho:.2f}" + (" (ε capped at 1)"
+    label_axes(ax2, "retrainings t", "drift", title=f"ε(1 + Lₐ) = {rho:.2f}" + (" (ε capped at 1)"
                                                                                   if res.eps >= 1.0 else ""))
     ax2.legend(fontsize=7)
     if not math.isfinite(res.total):  # pragma: no cover - bounds are validated finite

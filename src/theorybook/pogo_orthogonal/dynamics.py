@@ -13,7 +13,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, partial
 
 import torch
 
@@ -278,7 +278,7 @@ METHODS = ("pogo-sgd", "pogo-vadam", "landing", "qr", "cayley", "radam-geoopt", 
 def run_method(problem: Procrustes | PCA, method: str, lr: float, steps: int, *, record_every: int = 1,
                momentum: float = 0.0, betas: tuple[float, float] = (0.9, 0.999), lam: float = 0.5,
                lambda_every: int = 0, target: float | None = None, min_steps: int = 0,
-               clock: Callable[[], float] | None = None) -> Trace:
+               clock: Callable[[], float] | None = None, landing_lam: float = 1.0) -> Trace:
     """Run ``method`` from ``problem.X0`` for ``steps`` steps, timing only the optimiser step (with ``clock``,
     default ``time.perf_counter``; ``time.thread_time`` measures the calling thread's CPU time, which other
     processes do not inflate when torch runs on one thread).
@@ -286,6 +286,7 @@ def run_method(problem: Procrustes | PCA, method: str, lr: float, steps: int, *,
     The loss gradient is computed outside the timed region; gap and feasibility are recorded every
     ``record_every`` steps (untimed). A non-finite iterate (or a failed linear solve) stops the run as diverged;
     with ``target`` the run also stops at the first recorded gap ≤ target at or after step ``min_steps``.
+    ``landing_lam`` is Landing's λ_L (its authors' default 1; ``lam`` is POGO's correction λ).
     """
     if not isinstance(problem, Procrustes | PCA):
         raise TypeError(f"Invalid problem: {type(problem).__name__} (must be a Procrustes or PCA problem)")
@@ -296,6 +297,7 @@ def run_method(problem: Procrustes | PCA, method: str, lr: float, steps: int, *,
     if target is not None:
         target = validate.number("target", target, 0.0, math.inf, low_open=True)
     min_steps = validate.integer("min_steps", min_steps, 0, 100_000)
+    landing_lam = validate.number("landing_lam", landing_lam, 0.0, MAX_LR, low_open=True)
     if clock is not None and not callable(clock):
         raise TypeError(f"Invalid clock: {clock!r} (must be a callable returning seconds, e.g. time.thread_time)")
     clock = clock or time.perf_counter
@@ -308,7 +310,7 @@ def run_method(problem: Procrustes | PCA, method: str, lr: float, steps: int, *,
         opt = POGO([param], lr, base=base, momentum=momentum, betas=betas, lam=lam, lambda_every=lambda_every)
     elif method.endswith("geoopt"):
         param, opt = _geoopt(X, lr, betas, momentum, adam=method == "radam-geoopt")
-    fns = {"landing": landing_step, "qr": qr_retraction, "cayley": cayley_step}
+    fns = {"landing": partial(landing_step, lam=landing_lam), "qr": qr_retraction, "cayley": cayley_step}
 
     # geoopt stores column-orthonormal (n × p) matrices: flip row-form stacks on the way in and out
     flip = method.endswith("geoopt") and X.shape[-2] <= X.shape[-1]

@@ -131,15 +131,28 @@ class POGO(KeepStateDtypes, torch.optim.Optimizer):
 
     **Settings.** ``base="sgd"`` is the default: in ``bench/pogo.py``'s regime race (1 to 4096 stacked 64 × 32
     matrices) it took the fewest steps and the least time of the two bases at every size. ``lr`` has no default —
-    SGD's scales with the gradient: η ≈ 1/L to 2/L for an L-smooth loss (the race's pilot grid picked 2/L). With
-    ``base="vadam"`` the step is normalised per matrix (‖Ψ̃‖_F ≤ 1), so η ≤ 0.1 keeps every step's error ≤ ¾η⁴ ≲ 1e-4
-    and η up to ≈ 3 still converges there (the pilot's pick). A rate that is too large trips the guard below, whose
-    message names a safe one.
+    SGD's scales with the gradient. The rule that stays inside the guard's safe regime: η ≤ 0.8 / max‖Ψ₁‖_F
+    (:data:`SAFE_ETA_PSI`), with Ψ₁ the first step's Ψ (after one step it is ``opt.last_psi(X)``); the first
+    steps from a far start have the largest Ψ. "η ≈ 1/L to 2/L" is not safe by itself: on Procrustes St(80, 12) with
+    L = 1 it gives η·‖Ψ₁‖_F = 0.95 and 1.91 (drift to ‖XᵀX − I‖_F = 0.32 at 2/L) where the rule gives η ≤ 0.84.
+    **POGO's Ψ is half the canonical Riemannian gradient** (G − XGᵀX for row-orthonormal X; on a square orthogonal
+    matrix Ψ equals the Euclidean-metric Riemannian gradient): on tall Stiefel matrices, where most of the gradient is
+    off X's span, POGO-sgd needs about twice a Riemannian SGD's lr for the same step (an adopter's review: best
+    3–4/L against 2/L for Riemannian SGD). With ``base="vadam"`` the step is normalised *per matrix*
+    (‖Ψ̃‖_F ≤ 1), so ``lr`` is a length per matrix, not per entry: η ≤ 0.1 keeps every step's error ≤ ¾η⁴ ≲ 1e-4,
+    and η up to ≈ 3 still converges there (the pilot's pick; the review's best was 0.3–2); a Euclidean
+    ``base="vadam"`` group is plain Adam, whose lr is per entry, so give it its own ``lr`` in its group. With
+    ``base="sgd"``, ``betas`` is unused — a scheduler that cycles momentum (``OneCycleLR``, ``CyclicLR`` with
+    ``cycle_momentum=True``) cycles the unused ``betas[0]``; set ``cycle_momentum=False``. A rate that is too large
+    trips the guard below, whose message names a safe one.
 
     **Feasibility guard.** Every step reads max ‖XXᵀ − I‖_F from the Gram matrix XXᵀ it computes anyway (no extra
     product; one host sync per step). A step that starts above :data:`FEASIBILITY_BOUND` (½) warns once per optimizer
-    (``RuntimeWarning``, with the learning rate that would keep η·max‖Ψ‖_F ≤ 0.8) and is counted, per parameter, in
-    :attr:`infeasible_steps` — the drift is reported one step after the step that caused it.
+    (``RuntimeWarning``) and is counted, per parameter, in :attr:`infeasible_steps` — the drift is reported one step
+    after the step that caused it, so the warning's advice (the lr that keeps η·max‖Ψ‖_F ≤ 0.8) uses *that* step's
+    Ψ, kept per parameter (:meth:`last_psi`; on the host, not in the state dict): following it prevents the drift it
+    reports (``tests/test_optim_contract.py``: lr 2.37 on St(80, 12) drifts to 0.58 and is told lr ≤ 0.84, which
+    peaks at 0.012; the Ψ of the step after the damage said 1.43).
 
     **Euclidean groups.** A param group with ``orthogonal=False`` (biases, an unconstrained head) holds ordinary
     parameters of any shape and takes a plain step with the same base: ``"sgd"`` → heavy-ball momentum μ,
@@ -151,7 +164,9 @@ class POGO(KeepStateDtypes, torch.optim.Optimizer):
     float32 statistics (and VectorAdam's ε does not underflow), a float64 model stays in float64; the result is cast
     back. The quartic λ is computed in float64 and clipped to [0, 1]. Complex and non-floating parameters are refused.
 
-    **Refusals are atomic.** Sparse gradients are refused before any parameter of any group is updated.
+    **Refusals are atomic.** A step that is refused (a sparse or complex gradient, a complex or non-floating
+    parameter, a gradient or buffer of the wrong shape) raises before any parameter or state tensor of any group
+    changes: a pre-pass checks every group first (``tests/test_optim_contract.py``).
 
     **Distributed.** ``distributed=True`` with ``torch.distributed`` initialised (e.g. under DDP: every rank holds the
     same averaged gradient): the base direction is formed on every rank (so the state stays identical everywhere),
@@ -173,6 +188,7 @@ class POGO(KeepStateDtypes, torch.optim.Optimizer):
                         weight_decay=weight_decay)
         _check_pogo_group(defaults)
         self._warned_feasibility = False
+        self._last: dict[torch.Tensor, tuple[float, float]] = {}
         super().__init__(params, defaults)
 
     def add_param_group(self, param_group: dict) -> None:
@@ -189,9 +205,16 @@ class POGO(KeepStateDtypes, torch.optim.Optimizer):
     def __setstate__(self, state: dict) -> None:
         super().__setstate__(state)
         self.__dict__.setdefault("_warned_feasibility", False)
+        self.__dict__.setdefault("_last", {})
         for group in self.param_groups:
             group.setdefault("weight_decay", 0.0)
 
+
+    def last_psi(self, X: torch.Tensor) -> float | None:
+        """max ‖Ψ‖_F of X's latest step (over its stack), or ``None`` before its first step in this process — after
+        one step, ``0.8 / opt.last_psi(X)`` is the largest lr in the guard's safe regime for that Ψ."""
+        last = self._last.get(X)
+        return None if last is None else last[0]
 
     @property
     def infeasible_steps(self) -> int:
@@ -206,10 +229,7 @@ class POGO(KeepStateDtypes, torch.optim.Optimizer):
         if closure is not None:
             with torch.enable_grad():
                 loss = closure()
-        for group in self.param_groups:  # every refusal before any update
-            for X in group["params"]:
-                if X.grad is not None and X.grad.is_sparse:
-                    raise RuntimeError("POGO does not support sparse gradients (no parameter was updated)")
+        self._check_step()  # every refusal before any parameter or state tensor of any group changes
         checks: list[tuple[torch.Tensor, dict, torch.Tensor, torch.Tensor]] = []
         for group in self.param_groups:
             for X in group["params"]:
@@ -224,23 +244,61 @@ class POGO(KeepStateDtypes, torch.optim.Optimizer):
             self._guard(checks)
         return loss
 
+    def _check_step(self) -> None:
+        """The pre-pass that makes a refused step atomic: every parameter with a gradient, in every group, is checked
+        (sparse or complex gradient, complex or non-floating parameter, a gradient or saved buffer whose shape is not
+        the parameter's, an orthogonal parameter that is no longer a matrix stack) before anything changes."""
+        for gi, group in enumerate(self.param_groups):
+            for i, X in enumerate(group["params"]):
+                G = X.grad
+                if G is None:
+                    continue
+                where = f"param_groups[{gi}]['params'][{i}]"
+                if G.is_sparse:
+                    raise RuntimeError(f"POGO does not support sparse gradients ({where}); no parameter or state "
+                                       "was changed")
+                if X.is_complex() or G.is_complex() or not X.is_floating_point():
+                    raise TypeError(f"Invalid {where}: dtype {X.dtype}, gradient {G.dtype} — POGO takes real "
+                                    "floating-point parameters (complex Stiefel/unitary constraints are not "
+                                    "implemented); no parameter or state was changed")
+                if G.shape != X.shape:
+                    raise RuntimeError(f"Invalid {where}: gradient shape {tuple(G.shape)} ≠ parameter shape "
+                                       f"{tuple(X.shape)}; no parameter or state was changed")
+                st = self.state.get(X, {})
+                for k in ("momentum_buffer", "exp_avg"):
+                    if k in st and st[k].shape != X.shape:
+                        raise RuntimeError(f"Invalid {where}: shape {tuple(X.shape)} but its saved {k} has shape "
+                                           f"{tuple(st[k].shape)}; no parameter or state was changed")
+                if group["orthogonal"] and (X.ndim < 2 or min(X.shape[-2:]) < 1):
+                    raise RuntimeError(f"Invalid {where}: shape {tuple(X.shape)} in an orthogonal group (must be "
+                                       "a matrix stack); no parameter or state was changed")
+
     def _guard(self, checks: list[tuple[torch.Tensor, dict, torch.Tensor, torch.Tensor]]) -> None:
         vals = torch.stack([torch.stack([d.float(), s.float()]) for _, _, d, s in checks]).cpu()  # one sync
         for (X, group, _, _), (d, psi) in zip(checks, vals.tolist(), strict=True):
+            st = self.state[X]
+            # The drift read at the start of this step was done by the *previous* step: its advice must come from
+            # that step's ‖Ψ‖ (this step's Ψ is read at the drifted point and is usually smaller). Kept on the host,
+            # outside the state dict (advice only; after a resume the first warning falls back to this step's Ψ).
+            prev_psi, prev_lr = self._last.get(X, (None, None))
+            self._last[X] = (float(psi), float(group["lr"]))
             if not d > FEASIBILITY_BOUND:
                 continue
-            st = self.state[X]
             st["infeasible_steps"] = st.get("infeasible_steps", 0) + 1
             if self._warned_feasibility:
                 continue
             self._warned_feasibility = True
-            safe = SAFE_ETA_PSI / psi if psi > 0 else math.inf
+            if prev_psi is None:  # e.g. the first step after a resume: only this step's Ψ is known
+                prev_psi, prev_lr, which = psi, group["lr"], "this step's"
+            else:
+                which = "the previous step's"
+            safe = SAFE_ETA_PSI / prev_psi if prev_psi > 0 else math.inf
             warnings.warn(
-                f"POGO: max ‖XXᵀ − I‖_F = {d:.3g} > {FEASIBILITY_BOUND} at the start of step {st['step']} (lr "
-                f"{group['lr']:g}, η·max‖Ψ‖_F = {group['lr'] * psi:.3g}): the iterate is leaving the manifold. "
-                f"lr ≤ {safe:.3g} (η·max‖Ψ‖_F ≤ {SAFE_ETA_PSI}) keeps each step's error below ¼, where the correction "
-                "contracts it quadratically. Further such steps are counted in .infeasible_steps without another "
-                "warning.", RuntimeWarning, stacklevel=5)
+                f"POGO: max ‖XXᵀ − I‖_F = {d:.3g} > {FEASIBILITY_BOUND} at the start of step {st['step']}: the "
+                f"iterate is leaving the manifold. The step that did it had lr {prev_lr:g} and η·max‖Ψ‖_F = "
+                f"{prev_lr * prev_psi:.3g} ({which} Ψ); lr ≤ {safe:.3g} (η·max‖Ψ‖_F ≤ {SAFE_ETA_PSI}) for that "
+                "Ψ keeps each step's error below ¼, where the correction contracts it quadratically. Further such "
+                "steps are counted in .infeasible_steps without another warning.", RuntimeWarning, stacklevel=5)
 
     @staticmethod
     def _euclidean(w: torch.Tensor, g: torch.Tensor, group: dict, state: dict) -> None:

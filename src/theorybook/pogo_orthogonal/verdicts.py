@@ -35,7 +35,8 @@ from .theory import derive_correction_error, derive_quartic_coefficients, derive
 
 __all__ = ["CHAPTER_SEEDS", "MATCHED", "PAPER_CLAIMS", "PROCRUSTES", "chapter_verdicts", "deterministic_verdicts",
            "VADAM_TUNING", "eta4_law", "matched_gap_infeasibility", "vadam_recorrected",
-           "first_step", "procrustes_runs", "seeded_verdicts", "step1_prediction"]
+           "first_step", "procrustes_runs", "seeded_verdicts", "step1_prediction", "GAP_BOUND", "LANDING_GRID",
+           "LANDING_TUNED", "score", "sgd_recorrected"]
 
 #: The seed(s) the chapter itself uses (the seed-robustness test draws unseen ones).
 CHAPTER_SEEDS = (0,)
@@ -55,6 +56,27 @@ MATCHED = {"gap": 1e-3, "cap": 400, "every": 3}
 F32_LEVEL = 1e-5
 #: The λ of the ablation control: a correction that leaves the linear term (1 − 2λ)E of the infeasibility.
 LAM_CONTROL = 0.25
+#: The progress bound of the 'hyperparameters' row (pilot seeds 9001–9010: POGO-SGD's largest gap at step 150 was
+#: 1.8e-3; the bound is 5.7× above) — the same bound as the progress consistency row.
+GAP_BOUND = 1e-2
+#: The most corrections per step of the 'feasible' row's plant (:func:`sgd_recorrected`).
+PLANT_MAX_CORRECTIONS = 10
+#: Landing's tuning grid for the 'hyperparameters' row (issue 57): its λ_L and its step, on pilot seeds, at POGO's
+#: 150-step budget, scored by :func:`score` (bench/pogo_landing_tuning.py; rule fixed before the run).
+LANDING_GRID = {"lam": (0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0), "eta_L": (0.5, 1.0, 2.0, 4.0),
+                "pilot_seeds": (9001, 9002, 9003, 9004, 9005)}
+#: The tuned cell (bench/results/pogo_landing_tuning.json, the smallest median score over the pilot seeds: 20.9,
+#: against POGO-SGD's 0.06–0.18 on the same seeds; ties at η·L = 2 and 4 — the safe step 1/(2λ_L) caps the step
+#: — resolved to the first on the grid).
+LANDING_TUNED = {"lam": 3.0, "eta_L": 1.0}
+
+
+def score(gap: float, infeas: float) -> float:
+    """The 'hyperparameters' row's statistic: max(gap / :data:`GAP_BOUND`, ‖XXᵀ − I‖_F / :data:`F32_LEVEL`) at the
+    end of the budget; ≤ 1 means optimised and on the manifold."""
+    gap = validate.number("gap", gap, 0.0, math.inf)
+    infeas = validate.number("infeas", infeas, 0.0, math.inf)
+    return max(gap / GAP_BOUND, infeas / F32_LEVEL)
 
 PAPER_CLAIMS: tuple[PaperClaim, ...] = (
     PaperClaim("feasible", "POGO effectively meets the orthogonality constraints and, in practice, keeps "
@@ -69,9 +91,8 @@ PAPER_CLAIMS: tuple[PaperClaim, ...] = (
     PaperClaim("cheap", "POGO costs little or nothing extra per step.", quoted_only=True,
                why="a wall-clock claim about GPU training; step times and times to target come from bench/pogo.py "
                    "(CPU) and are shown, not tested (no wall-clock time in a verdict)", reason_class="paper-scale GPU"),
-    PaperClaim("hyperparameters", "POGO reduces the number of hyperparameters (Landing's λ and safe-step ε go).",
-               quoted_only=True, why="a design property of the update (only η remains), true by construction",
-               reason_class="no measurable consequence"),
+    PaperClaim("hyperparameters", "POGO reduces the number of hyperparameters (Landing's λ and safe-step ε go): "
+               "with only its step to set, it needs no tuning that Landing needs."),
     PaperClaim("scale", "POGO optimises thousands of orthogonal matrices in minutes where alternatives take hours.",
                quoted_only=True, why="GPU wall-clock at the paper's scale; not measurable on this CPU",
                reason_class="paper-scale GPU"),
@@ -156,27 +177,47 @@ def matched_gap_infeasibility(trace: Trace, gap: float) -> float:
     return next((i for g, i in zip(trace.gap, trace.infeas, strict=True) if g <= gap), math.inf)
 
 
-def vadam_recorrected(seed: int, lr: float, steps: int, device=None) -> float:
-    r"""The plant of the VectorAdam row: POGO-VectorAdam's own run (the same problems, start, η, betas and
-    steps) with the λ = ½ correction :math:`X \leftarrow X + \tfrac12(X - XX^\top X)` applied a second time after
-    every step, which takes each step's ¾e² error to round-off. Returns max_i ‖XXᵀ − I‖_F over all steps: the
-    paper's effect ("keeps orthogonality at all times") at the paper's size, in the method's own arm."""
+def _recorrected(seed: int, lr: float, steps: int, base: str, repeats: int, tol: float | None,
+                 device=None) -> float:
+    """POGO's own run on the chapter's Procrustes problems with the λ = ½ correction applied again after every
+    step, up to ``repeats`` times (stopping early once max_i ‖XXᵀ − I‖_F ≤ ``tol``, when given); max_i ‖XXᵀ − I‖_F
+    over all steps."""
     seed = validate.integer("seed", seed, 0, 2**63 - 1)
     lr = validate.number("lr", lr, 0.0, 1e6, low_open=True)
     steps = validate.integer("steps", steps, 1, 100_000)
     prob = procrustes_problem(PROCRUSTES["b"], PROCRUSTES["p"], seed, dtype=torch.float32,
                               device=resolve_device(device))
     param = torch.nn.Parameter(prob.X0.clone())
-    opt = POGO([param], lr, base="vadam")
+    opt = POGO([param], lr, base=base)
     worst = float(infeasibility(param.detach()).max())
     for _ in range(steps):
         param.grad = prob.grad(param.detach())
         opt.step()
         with torch.no_grad():
-            X = param.detach()
-            param.copy_(X + 0.5 * (X - X @ X.mT @ X))
+            for _ in range(repeats):
+                if tol is not None and float(infeasibility(param.detach()).max()) <= tol:
+                    break
+                X = param.detach()
+                param.copy_(X + 0.5 * (X - X @ X.mT @ X))
         worst = max(worst, float(infeasibility(param.detach()).max()))
     return worst
+
+
+def vadam_recorrected(seed: int, lr: float, steps: int, device=None) -> float:
+    r"""The plant of the VectorAdam row: POGO-VectorAdam's own run (the same problems, start, η, betas and
+    steps) with the λ = ½ correction :math:`X \leftarrow X + \tfrac12(X - XX^\top X)` applied a second time after
+    every step, which takes each step's ¾e² error to round-off. Returns max_i ‖XXᵀ − I‖_F over all steps: the
+    paper's effect ("keeps orthogonality at all times") at the paper's size, in the method's own arm."""
+    return _recorrected(seed, lr, steps, "vadam", 1, None, device)
+
+
+def sgd_recorrected(seed: int, lr: float, steps: int, device=None) -> float:
+    r"""The plant of the 'feasible at all times' row: POGO-SGD's own run (the same problems, start, η and steps)
+    with the λ = ½ correction :math:`X \leftarrow X + \tfrac12(X - XX^\top X)` repeated after every step until
+    max_i ‖XXᵀ − I‖_F ≤ 1e-6 (float32 round-off; at most :data:`PLANT_MAX_CORRECTIONS` repeats), so the iterate is
+    at round-off after every step. Returns max_i ‖XXᵀ − I‖_F over all steps: the paper's effect ("keeps
+    orthogonality at all times", round-off in its prototype) at the paper's size, in the method's own arm."""
+    return _recorrected(seed, lr, steps, "sgd", PLANT_MAX_CORRECTIONS, 1e-6, device)
 
 
 def deterministic_verdicts() -> Verdicts:
@@ -253,28 +294,85 @@ def _seeded(seed: int, device=None) -> Verdicts:
             basis="model: float32 round-off of the run (≈ 1e-6) against a float64 prediction ≥ 1e-2: 1e-3 "
                   "relative",
             note=f"step-size regime η·max‖Ψ₀‖₂ = {first['eta_psi']:.2f}: the peak is step 1's η⁴ transient, as our "
-                 "lemma predicts. It checks the lemma on the run, not the paper: 'feasible at all times' is tested "
-                 "by the rows below, at the end of the run, at matched gaps and with VectorAdam's normalised step")
-    v.less(f"POGO-SGD: ‖XXᵀ − I‖_F at step {steps} (back on the manifold)", sgd.infeas[-1], F32_LEVEL,
-           kind="reproduces", source="paper", tests="feasible", basis=f32,
-           control=[Control(f"Landing, same Ψ and η = 1/L, at step {steps} (or at gap ≤ {MATCHED['gap']:g} if "
-                            "earlier)", landing.infeas[min(steps, len(landing.infeas) - 1)],
-                           why="Landing is the method POGO revisits: the same relative gradient with a normal "
-                               "field instead of a correction",
-                           tuned=same_eta + "; Landing's own λ = 1, ε = ½ are its authors' defaults"),
-                   Control(f"POGO-SGD with λ = {LAM_CONTROL} (the ablated correction), at step {steps}",
-                           sgd_ablated.infeas[-1],
-                           why="the ablation of exactly the credited mechanism: the same tangent step and a normal "
-                               "correction without the exact λ = ½ (errors contract only by |1 − 2λ| per step)",
-                           tuned=same_eta + "; the same start and steps")],
-           note="errors contract quadratically (¾e²) once η‖Ψ‖ is small. Sceptic review (independent numpy, "
-                "its own draws of the same problem, float32): POGO 5.2–6.4e-7 at step 150 on seeds "
-                "7101–7115, 9000, 9006, 9010, 9011, 9201; λ = ¼ 1.2e-4–6.3e-4 and Landing 1.8e-4–9.3e-4 there "
-                "(both fail). Landing's λ_L tuned on {1, 10, 30, 100} at the same 150 steps stays ≥ 9.2e-5 "
-                "(pilot seeds 0, 9001–9003; λ_L = 100 at gap 0.52). The QR retraction is at round-off too "
-                "(3.4–4.1e-7), as a retraction is by construction: the claim is that POGO is feasible without "
-                "one, so QR is shown in the figures, not registered as a control. The Landing control is the "
-                "same measurement as the 'landing' row's (its run stops at gap ≤ 1e-3 before step 150)")
+                 "lemma predicts. It checks the lemma on the run, not the paper: 'feasible at all times' is the "
+                 "next row (the same maximum against round-off), the end of the run the 'hyperparameters' row")
+    plant_sgd = sgd_recorrected(seed, lr, steps, device=device)
+    v.greater(f"POGO-SGD at η = 1/L: max ‖XXᵀ − I‖_F over every one of its {steps} steps is above float32 "
+              "round-off (not orthogonal at all times)", sgd.max_infeas, F32_LEVEL, kind="differs", source="paper",
+              tests="feasible", paper=0.0,
+              paper_shown="round-off at every step ('in practice keeps orthogonality at all times'; the paper "
+                          "digest's CPU prototype: max 1.1e-6 along the run)",
+              basis=f32 + "; the threshold is the one this row used at step 150 before issue 57",
+              planted=Planted("POGO-SGD's own run with the λ = ½ correction repeated after every step until the "
+                              "iterate is at round-off (≤ 1e-6)", plant_sgd,
+                              effect="the paper's feasibility at every step (round-off), put into the method's own "
+                                     "arm at the same η, start and steps"),
+              note=f"the peak is step 1's η⁴ transient (η·max‖Ψ₀‖₂ = {first['eta_psi']:.2f} from a random start; the "
+                   "consistency row above checks it against our lemma), which then contracts quadratically: at "
+                   f"step {steps} the iterate is back at {sgd.infeas[-1]:.1e}. Until issue 57 this row read only "
+                   "the end of the run. Sceptic review (independent numpy, float32, own draws, 20 unseen seeds incl. "
+                   "9000, 9006, 9099, 9100, 9201, 9202): max over all steps 0.098–0.18, but not only step 1 — max over "
+                   "steps ≥ 10 is 1.5e-3–3.2e-3 and the run first reaches 1e-5 at step 43–74, so a reading of 'at all "
+                   "times' that forgives the first step (or the first ten) differs too; plant 8.8e-7–1.0e-6 on all "
+                   "20. At the authors' own example, its size and step (PCA 2000 × 1500, κ = 1000, lr 0.25, momentum "
+                   "0.3, random orthonormal start assumed; η‖Ψ₀‖₂ = 0.53), step 1 leaves 0.285 and step 3 7.8e-3: "
+                   "the transient is at the paper's step, not only at ours. "
+                   "Pilot scan of the step (seeds 9001–9003, max over 150 steps / gap at step "
+                   "150): η·L = 1/16 → 2.4–3.5e-6 / 0.10–0.11, 1/8 → 3.6–5.6e-5 / 0.031–0.034, 1/4 → 5.6–8.9e-4 / "
+                   "0.0075–0.011, 1/2 → 0.0087–0.014 / 0.0018–0.0030, 1 → 0.13–0.20 / 5.6e-4–9.8e-4: POGO-SGD stays "
+                   "at round-off at every step only at steps that leave a 10 % gap after 150 steps")
+    land_tuned = run_method(prob, "landing", LANDING_TUNED["eta_L"] * lr, steps, landing_lam=LANDING_TUNED["lam"])
+    landing150 = run_method(prob, "landing", lr, steps)
+    land_ns = run_method(prob, "landing", lr, steps, landing_lam=prob.lipschitz / 2)
+    hp_score = score(sgd.gap[-1], sgd.infeas[-1])
+    v.less(f"POGO-SGD untuned (η = 1/L, its only hyperparameter): after {steps} steps optimised (gap ≤ "
+           f"{GAP_BOUND:g}) and on the manifold (‖XXᵀ − I‖_F ≤ {F32_LEVEL:g}): max(gap/{GAP_BOUND:g}, "
+           f"‖XXᵀ − I‖_F/{F32_LEVEL:g})", hp_score, 1.0, kind="reproduces", source="paper",
+           tests="hyperparameters",
+           basis=f"{f32}; gap bound {GAP_BOUND:g} from pilot seeds 9001–9010 (POGO-SGD's largest gap at step 150 "
+                 "1.8e-3)",
+           control=[Control(f"Landing at its best (λ_L, η) on a grid (λ_L = {LANDING_TUNED['lam']:g}, "
+                            f"η = {LANDING_TUNED['eta_L']:g}/L)", score(land_tuned.gap[-1], land_tuned.infeas[-1]),
+                            shown=f"{score(land_tuned.gap[-1], land_tuned.infeas[-1]):.3g} (gap "
+                                  f"{land_tuned.gap[-1]:.1e}, ‖XXᵀ − I‖_F {land_tuned.infeas[-1]:.1e})",
+                            why="Landing is the method whose λ and safe step POGO removes: does tuning them buy "
+                                "what POGO gets untuned?",
+                            tuned="λ_L ∈ {0.1, 0.3, 1, 3, 10, 30, 100} × η·L ∈ {0.5, 1, 2, 4} (safe step ε = ½, its "
+                                  "authors'), POGO's 150-step budget, the row's own score, median over pilot seeds "
+                                  "9001–9005 (bench/pogo_landing_tuning.py; best 20.9, POGO 0.06–0.18)"),
+                    Control("Landing at its authors' defaults (λ_L = 1, ε = ½, η = 1/L)",
+                            score(landing150.gap[-1], landing150.infeas[-1]),
+                            shown=f"{score(landing150.gap[-1], landing150.infeas[-1]):.3g} (gap "
+                                  f"{landing150.gap[-1]:.1e}, ‖XXᵀ − I‖_F {landing150.infeas[-1]:.1e})",
+                            why="Landing untuned, as POGO is", tuned=same_eta),
+                    Control(f"POGO-SGD with λ = {LAM_CONTROL} (the ablated correction)",
+                            score(sgd_ablated.gap[-1], sgd_ablated.infeas[-1]),
+                            why="the ablation of exactly the credited mechanism: the same tangent step and a normal "
+                                "correction without the exact λ = ½ (errors contract only by |1 − 2λ| per step)",
+                            tuned=same_eta + "; the same start and steps"),
+                    Control("Landing with its normal step made Newton–Schulz's (λ_L = L/2, so λ_L·η = ½ at η = 1/L)",
+                            score(land_ns.gap[-1], land_ns.infeas[-1]),
+                            shown=f"{score(land_ns.gap[-1], land_ns.infeas[-1]):.3g} (gap {land_ns.gap[-1]:.1e}, "
+                                  f"‖XXᵀ − I‖_F {land_ns.infeas[-1]:.1e})",
+                            why="sceptic review: at λ_L·η = ½ Landing's normal term is POGO's correction "
+                                "X − ½(XXᵀ − I)X, applied with the tangent step instead of after it — a λ_L read off "
+                                "the data, not tuned: is the sequential correction what buys round-off?",
+                            tuned="none: λ_L from L (the same L that sets η = 1/L), safe step ε = ½, the same start "
+                                  "and steps")],
+           note=f"POGO-SGD: gap {sgd.gap[-1]:.1e}, ‖XXᵀ − I‖_F {sgd.infeas[-1]:.1e} at step {steps}. Landing's grid "
+                "trades one for the other: small λ_L optimises but stays off the manifold (λ_L = 1, η·L = 2: "
+                "gap ≤ 9.8e-4, ‖XXᵀ − I‖_F ≥ 1.7e-4), large λ_L nears it and stops optimising (λ_L = 100: gap "
+                "≈ 0.52, 0.9–1.3e-4); the safe step 1/(2λ_L) caps the step, so η matters only for λ_L ≤ 1. "
+                "Beyond the budget Landing does reach both (λ_L = 30: gap 1e-3 at ~2,400–2,800 steps, 1.4–3.6e-6; "
+                "the 'landing' row's note): the claim holds at POGO's budget, not at any budget. Sceptic review "
+                "(independent numpy, own draws, float32): POGO 5.2–6.4e-7 at step 150 on 20 unseen seeds, λ = ¼ "
+                "1.2e-4–6.3e-4, Landing (λ_L = 1) 1.8e-4–9.3e-4. The QR retraction is at round-off by "
+                "construction, so it is shown in the figures, not registered as a control. "
+                "Sceptic review, a finer grid with the safe step tuned too (independent numpy, own draws, pilot "
+                "seeds 9001–9005, λ_L ∈ {0.5, 1, "
+                "1.5, 2, 3, 5} × η·L ∈ {0.5, 1, 1.5, 2, 4} × ε ∈ {½, 1}): best median score 19.2 (λ_L = 1.5, ε = 1; "
+                "gap 2.8e-4–1.3e-3, ‖XXᵀ − I‖_F 1.1e-4–4.1e-4), Landing at λ_L = L/2 16.7–50.2; POGO-SGD passes "
+                "at η·L = ½, 1 and 2 alike (0.25–0.38, 0.06–0.11, 0.06), so its one step needs no tuning either")
     eta_va, eta_lemma = PROCRUSTES["lr_vadam"], PROCRUSTES["lr_lemma"]
     radam = run_method(prob, "radam-geoopt", eta_va, steps)
     plant = vadam_recorrected(seed, eta_va, steps, device=device)

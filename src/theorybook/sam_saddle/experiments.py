@@ -27,7 +27,8 @@ from .stochastic import MSDResult, escape_steps, monte_carlo_msd
 from .theory import discrete_variance, escape_step_prediction, sam_variance
 
 __all__ = ["CHAPTER_SEEDS", "BealeRun", "RandomAscentRun", "StochasticRun", "ThresholdScan",
-           "beale_expanded_threshold_scan", "beale_run", "beale_threshold_scan", "random_ascent_run", "stochastic_run"]
+           "beale_expanded_threshold_scan", "beale_run", "beale_near_minimum_run", "BEALE_NEAR_MIN_START",
+           "beale_threshold_scan", "random_ascent_run", "stochastic_run"]
 
 #: The seeds the chapter itself uses (excluded from the seed-robustness test).
 CHAPTER_SEEDS: tuple[int, ...] = (0,)
@@ -222,6 +223,20 @@ def beale_run(*, device: str | torch.device | None = None) -> BealeRun:
     return BealeRun(traj, t, d, first)
 
 
+#: The Case III control's start, fixed before it ran: the official start's ray from the minimum (3, ½), at the
+#: official stop radius — where the official GD run counts as arrived. SAM runs there with the stuck runs' ρ.
+BEALE_NEAR_MIN_START = tuple(m + BEALE_STOP_RADIUS * (s0 - m) / math.dist(BEALE_START, BEALE_MINIMUM)
+                             for s0, m in zip(BEALE_START, BEALE_MINIMUM, strict=True))
+
+
+def beale_near_minimum_run(*, device: str | torch.device | None = None):
+    """The Case III control: normalised SAM with the stuck runs' ρ (``BEALE_RHOS[2:]`` = 0.5, 1) on Beale,
+    started at :data:`BEALE_NEAR_MIN_START` (within the official stop radius of the minimum, not at the saddle),
+    with the official step and 10⁵ steps, every step recorded (a :class:`~.landscapes.SAMTrajectory`): does SAM's
+    ascent flip and its gradient cosine swing at any stationary point its ρ-ball straddles, or at the saddle only?"""
+    return beale_sam(BEALE_NEAR_MIN_START, BEALE_LR, BEALE_RHOS[2:], BEALE_STEPS, device=device_arg(device))
+
+
 class ThresholdScan(NamedTuple):
     """Unnormalised SAM started 10⁻⁶ from Beale's saddle (0, 1) for ρ on a grid: ``rho`` (n,), ``escaped``
     (n,) bool (the component along the escape eigenvector (1, −1)/√2 grew), ``measured``: the midpoint between
@@ -246,7 +261,7 @@ def beale_expanded_threshold_scan(*, device: str | torch.device | None = None) -
     u = torch.tensor([1.0, -1.0], dtype=torch.float64, device=dev) / math.sqrt(2.0)
     p0 = ((w - d) * u).sum(-1).abs()
     grad, h = beale_grad._raw, 1e-5
-    with torch.no_grad():
+    with torch.no_grad(), one_thread(dev):  # 25×2 numbers per op: a second thread only contends (90 s vs 2 s loaded)
         for _ in range(2000):
             g = grad(w)
             hg = (grad(w + h * g) - grad(w - h * g)) / (2 * h)  # central difference: relative error ~ (h‖g‖)²

@@ -27,6 +27,7 @@ from .dynamics import (
     _gen,
     _labels,
     _mlp_train,
+    _signs,
     _sphere,
     qhat_samples,
     sampling_bias_std,
@@ -40,7 +41,7 @@ __all__ = [
     "BIAS_DRAWS", "BIAS_DS", "CHAPTER_SEEDS", "FULL_BATCH", "QStudy", "RACE", "RESULTS", "SCAN", "bias_signal_study",
     "load_results", "folded_normal_mean",
     "mlp_study", "q_study", "race_study", "race_summary",
-    "t1_bound", "toy_headline", "toy_summary",
+    "t1_bound", "toy_headline", "toy_summary", "fresh_phase1", "FRESH_SEED_OFFSET",
 ]
 
 #: The seed of every stochastic computation in the chapter.
@@ -183,6 +184,62 @@ def toy_headline(seed: int = CHAPTER_SEEDS[0], *, d: int = V_D, eta: float = V_E
     dd = integer("d", d, 3, 2000)
     return toy_grid(dd, eta, [dd], labels=("true", "random"), seeds=seeds, seed=seed, max_steps=max_steps,
                     device=device)
+
+
+#: The fresh-samples control of the toy rows draws its data apart from the toy's own (same seed, same w₀).
+FRESH_SEED_OFFSET = 1_000_033
+
+
+@single_threaded
+def fresh_phase1(g: ToyGrid, seed: int = CHAPTER_SEEDS[0], *, labels: str = "true", eta: float = V_ETA,
+                 a_star: float = A_STAR, a0: float = 0.01, eps: float = 1e-2, max_steps: int = V_CAP,
+                 device: Any = None) -> torch.Tensor:
+    """The large-data arm of the toy at the same compute: Phase 1 on ``N = g.ns[0]`` **fresh** samples at every
+    step (``M̂_t w`` from a new data set each step, no repetition), then population GD once ``|a| ≥ a⋆`` — from the
+    toy's own ``w₀`` per seed (paired with :func:`toy_headline`'s runs), the same η, a₀, a⋆, ε and step cap.
+
+    Returns the steps to alignment per seed (−1 = not reached within ``max_steps``, as :class:`ToyGrid`).
+    ``labels="random"``: fresh random ±1 labels (Corollary 2's Phase 1 without a repeated set). The data are drawn
+    from ``seed + FRESH_SEED_OFFSET``; ``M̂_t w = Xᵀ(y ⊙ Xw)/N`` is formed without ``M̂`` (O(N·d) per row and step).
+    """
+    if not isinstance(g, ToyGrid):
+        raise TypeError(f"Invalid g: {type(g).__name__} (must be a ToyGrid from toy_headline or toy_grid)")
+    s = integer("seed", seed, 0, 2**62)
+    lab = _labels(labels)
+    e = number("eta", eta, 0.0, 10.0, low_open=True)
+    ast = number("a_star", a_star, 0.0, 1.0, low_open=True)
+    aa = number("a0", a0, -1.0, 1.0)
+    ep = number("eps", eps, 0.0, 1.0, low_open=True, high_open=True)
+    T = integer("max_steps", max_steps, 1, 10**6)
+    dev = resolve_device(device)
+    N = int(g.ns[0])
+    w = g.w0.to(dev, _DT).clone()
+    S, d = w.shape
+    gen = _gen(s + FRESH_SEED_OFFSET)
+    a = torch.full((S,), aa, dtype=_DT, device=dev)
+    steps = torch.full((S,), -1, dtype=torch.int64, device=dev)
+    p1 = torch.ones(S, dtype=torch.bool, device=dev)
+    for t in range(T + 1):
+        hit = ((1 - (w[:, 0] ** 2 + w[:, 1] ** 2)) < ep) & (steps < 0)
+        steps = torch.where(hit, torch.full_like(steps, t), steps)
+        if t == T or bool((steps >= 0).all()):
+            break
+        p1 = p1 & (a.abs() < ast)
+        Mw = torch.zeros_like(w)
+        Mw[:, 0], Mw[:, 1] = w[:, 1], w[:, 0]
+        rows = torch.nonzero(p1 & (steps < 0)).flatten()  # an aligned row's later state is never read
+        k = int(rows.numel())
+        if k:
+            X = _signs((k * N, d), gen, torch.float32).reshape(k, N, d).to(dev)
+            y = (X[:, :, 0] * X[:, :, 1] if lab == "true"
+                 else _signs((k * N, 1), gen, torch.float32).reshape(k, N).to(dev))
+            proj = torch.bmm(X, w[rows].to(torch.float32)[:, :, None])[:, :, 0]  # float32: signs are exact
+            Mw[rows] = torch.bmm((y * proj)[:, None, :], X)[:, 0, :].to(_DT) / N
+        q = (w * Mw).sum(1)
+        w_new = w + e * a[:, None] * Mw
+        w = w_new / w_new.norm(dim=1, keepdim=True)
+        a = torch.clamp(a + 0.5 * e * q, -1.0, 1.0)
+    return steps
 
 
 @single_threaded

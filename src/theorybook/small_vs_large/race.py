@@ -51,11 +51,14 @@ class RaceRun(NamedTuple):
 def mlp_race(n_small: int = 2048, *, d: int = 12, k: int = 3, width: int = 128, batch: int = 64, lr: float = 0.2,
              steps: int = 1200, scales: tuple[float, ...] = (1.0, 4.0), seeds: int = 12, seed: int = 0,
              eval_every: int = 20, target: float = 0.9, test_size: int = 1024, lr_a: tuple[float, ...] | None = None,
-             device: Any = None) -> RaceRun:
+             reuse: int = 1, device: Any = None) -> RaceRun:
     """Train every (init scale, regime, seed) model in one batch and time each to ``target`` test accuracy.
 
     ``lr_a``: the second layer's learning-rate multiplier per entry of ``scales`` (default 1 for each), so
-    ``scales=(1, 1), lr_a=(1, 4)`` races the default against a ×4 second-layer learning rate from the same draws."""
+    ``scales=(1, 1), lr_a=(1, 4)`` races the default against a ×4 second-layer learning rate from the same draws.
+    ``reuse``: each fresh mini-batch (both fresh streams) is used for ``reuse`` consecutive steps — batch reuse, the
+    rival explanation the paper rules out; ``1`` (default) draws a new one every step (the same draws as before the
+    option existed)."""
     n = integer("n_small", n_small, 1, 10**7)
     dd = integer("d", d, 1, 4096)
     kk = integer("k", k, 1, dd)
@@ -77,6 +80,7 @@ def mlp_race(n_small: int = 2048, *, d: int = 12, k: int = 3, width: int = 128, 
     ev = integer("eval_every", eval_every, 1, T)
     tgt = number("target", target, 0.0, 1.0, low_open=True)
     nt = integer("test_size", test_size, 1, 10**6)
+    ru = integer("reuse", reuse, 1, T)
     dev = resolve_device(device)
     L, R = len(sc), len(REGIMES)
     K = L * R * S
@@ -107,7 +111,8 @@ def mlp_race(n_small: int = 2048, *, d: int = 12, k: int = 3, width: int = 128, 
     ar = torch.arange(S)[:, None]
     for t in range(T):
         rep = data[ar, torch.randint(0, n, (S, B), generator=gen)]  # (S, B, d)
-        fr = _signs((2 * S * B, dd), gen, f32).reshape(2, S, B, dd)
+        if t % ru == 0:
+            fr = _signs((2 * S * B, dd), gen, f32).reshape(2, S, B, dd)
         X = torch.cat([rep[None], fr]).reshape(1, R * S, B, dd).expand(L, R * S, B, dd).reshape(K, B, dd).to(dev)
         y = X[..., :kk].prod(-1)
         grad_a, grad_W = _mlp_grads(X, X.transpose(1, 2), y, W, a)

@@ -9,8 +9,9 @@ the stochastic rows, built from one seed at the chapter's scale:
 * two-phase training against population GD in the toy (Theorem 1, Corollary 2) — control: population GD itself
   (Phase 1 on the population moment, i.e. N = ∞);
 * the layer-wise schedule in the MLP race at (16, 4)-parity (:func:`~.experiment.race_study`): a larger second
-  layer speeds fresh training, and the repeated set grows ‖a‖/‖W‖_F early — control: a second, independent stream
-  of fresh samples.
+  layer speeds fresh training, and the repeated set grows ‖a‖/‖W‖_F early — controls: a second, independent stream
+  of fresh samples; a global learning rate ×:data:`LR_RIVAL` (init row: it passes, 'holds, not specific'); batch
+  reuse ×:data:`REUSE` (ratio row).
 
 :func:`scan_verdicts` — the regime rows from the committed ``bench/results/small_vs_large.json``: the race over
 (parity dimension d, repeated-set size N), the repeated set's paired speed-up against a second fresh stream and the
@@ -35,7 +36,6 @@ from ..validate import integer
 from . import theory
 from .dynamics import single_threaded
 from .experiment import (
-    BIAS_DRAWS,
     CHAPTER_SEEDS,
     FULL_BATCH,
     Q_D,
@@ -47,8 +47,9 @@ from .experiment import (
     V_D,
     V_ETA,
     V_SEEDS,
+    _median_censored,
     _ols_weights,
-    bias_signal_study,
+    fresh_phase1,
     load_results,
     q_study,
     race_study,
@@ -56,26 +57,46 @@ from .experiment import (
     toy_headline,
     toy_summary,
 )
-from .race import RaceRun
+from .race import REGIMES, RaceRun, mlp_race
 from .scan import paired_stats
 
-__all__ = ["BIAS_FACTOR", "FULL_BATCH_BOUND", "PAPER_CLAIMS", "PILOT", "deterministic_verdicts", "dilution_null",
+__all__ = ["LR_RIVAL", "LR_RIVAL_PILOT", "REUSE",
+           "FULL_BATCH_BOUND", "PAPER_CLAIMS", "PILOT", "deterministic_verdicts", "dilution_null",
            "full_batch_medians", "load_lr_results", "scan_verdicts",
            "seeded_verdicts"]
 
+#: The init row's rival: a global learning rate ×LR_RIVAL at init ×1. History: the first attack (issue 57) ran ×2
+#: and ×4 at the chapter's seed (1.56 and 1.27), then chose ×2 by the best of {×2, ×4} on pilot seed 9001 (a tie,
+#: 1.75/1.75, to the smaller). The second sceptic's rule, fixed before its pilot runs: the grid {×1.5, ×2, ×3, ×4},
+#: the largest mean of the row's statistic over pilot seeds 9001–9010, ties to the smaller — gives ×3
+#: (:data:`LR_RIVAL_PILOT`); ×3 lies between the old grid's points, so the old grid missed the strongest step.
+LR_RIVAL = 3.0
+#: The rival's statistic (steps at lr ×1 / at lr ×c, medians over the race's seeds) on pilot seeds 9001–9010, per c:
+#: (min, mean, max).
+LR_RIVAL_PILOT: dict[float, tuple[float, float, float]] = {
+    1.5: (1.27, 1.36, 1.44), 2.0: (1.50, 1.61, 1.75), 3.0: (1.71, 1.96, 2.29), 4.0: (1.33, 1.57, 1.88)}
+#: The ratio row's batch-reuse rival: each fresh mini-batch used for REUSE consecutive steps (two passes, the
+#: published batch-reuse scheme the paper rules out as the explanation; not tuned: a larger reuse is a small repeated
+#: set for that many steps, the paper's own mechanism). Pilot seeds 9001–9010 (fresh stream over the race's fresh
+#: stream at the ratio step): min 1.14, mean 1.25, max 1.38 (sd 0.07); reuse 4 for comparison: 1.52–1.74.
+REUSE = 2
 #: The full-batch row's bound on steps(N = 2¹⁵)/steps(N = 2¹¹), fixed before the bench ran: pilot seed 9001 (two
 #: runs, (24, 4)-parity) measured 0.97; the paper's ~100× over 2¹⁴ → 2²⁰, interpolated as a power law to our 2¹¹ →
 #: 2¹⁵ (a factor 16 in N against 64), is 100^(4/6) ≈ 21.5.
 FULL_BATCH_BOUND = 2.0
-#: "far above": the bias row's factor (the review digest's proposal, fixed before the row was measured).
-BIAS_FACTOR = 3.0
 
 PAPER_CLAIMS: tuple[PaperClaim, ...] = (
     PaperClaim("faster", "At a fixed compute budget, many epochs on a small data set can train faster than fresh "
                "samples from a large one", where="abstract", source="paper", headline=True,
                regime="parity dimension d and repeated-set size N"),
     PaperClaim("bias", "The empirical moment M̂ = (1/N)Σ y xxᵀ has sampling-bias fluctuations of order N^(−1/2), far "
-               "above the Θ(1/d) population signal", where="abstract", source="paper"),
+               "above the Θ(1/d) population signal", where="abstract", source="paper", quoted_only=True,
+               reason_class="no measurable consequence",
+               why="CLT arithmetic, derived in the chapter: sd(q̂) = √((3 − 2Σw⁴ − 4w₁²w₂²)/N) (the sampler's "
+                   "consistency row checks it), so at w = (1, …, 1)/√d, E|q̂ − 2/d|/(2/d) ≈ √(2/π)·√(3/N)·d/2 = "
+                   "0.69·√(d²/N): ≥ 3 exactly when N ≤ 0.053·d². A Monte-Carlo row of that ratio re-reads the "
+                   "consistency row's number (dropped as true by construction); what the bias *does* is tested by "
+                   "the toy rows (Theorem 1, Corollary 2) against fresh samples"),
     PaperClaim("layerwise", "The sampling bias makes the second-layer norm grow early — an implicit layer-wise "
                "learning-rate schedule (observable ‖a‖/‖W‖_F)", where="abstract", source="paper"),
     PaperClaim("thm1", "Two-phase training (N samples until |a| ≥ a⋆, then population GD) reaches alignment in "
@@ -172,25 +193,6 @@ def seeded_verdicts(seed: int = CHAPTER_SEEDS[0], *, device: Any = None, race: R
                   + _stats("slope"),
             note=f"{Q_DRAWS} nested data sets per N: a check of our sampler (any empirical mean has this rate), not "
                  "a test of the paper")
-    # -- the bias against the signal (the abstract's "far above") --------------------------------------------
-    bs = bias_signal_study(s, device=device)
-    dlab = ", ".join(str(d) for d in bs["ds"])
-    v.greater(f"sampling bias far above the population signal: E|q̂ − E q̂| / (2/d) at N = d, smallest over d = "
-              f"{dlab} (w = (1, …, 1)/√d, 2-sparse parity)", min(bs["at_d"]), BIAS_FACTOR, kind="reproduces",
-              source="paper", tests="bias",
-              control=Control(f"the same ratio at N = d², largest over d = {dlab}", max(bs["at_d2"]),
-                              why="where Theorem 1's range N ≤ d² ends: a data set that large has bias and signal "
-                                  "of one size, so a measurement that cannot tell N = d from N = d² says nothing",
-                              tuned="none needed: the same w, sampler, draws and statistic; only N changes"),
-              basis=f"paper: 'far above' read as ≥ {BIAS_FACTOR:g}× (the threshold the review digest proposed, fixed "
-                    f"before measuring); model: {BIAS_DRAWS} data sets per (d, N), relative MC SE ≈ 0.75/√"
-                    f"{BIAS_DRAWS} ≈ 5 %, so the Gaussian prediction √(2/π)·√(3/N)·d/2 (4.85 at d = 50, N = d; "
-                    "0.69 at N = d²) lies ≥ 7 SE from the threshold. Pilot seeds 9001–9005: N = d 4.44–4.92 at "
-                    "d = 50, N = d² ≤ 0.73",
-              scan=Scan("d (N = d)", bs["ds"], bs["at_d"]),
-              note="exact sampler (all wᵢ equal: wᵀx = (x₁ + x₂ + S)/√d with S a sum of d − 2 signs); N = d² per d: "
-                   + ", ".join(f"{d}: {r:.2f}" for d, r in zip(bs["ds"], bs["at_d2"], strict=True))
-                   + ". The N^(−1/2) rate itself is the generic CLT rate (the consistency row above)")
     # -- the toy: two-phase vs population -------------------------------------------------------------------
     g = toy_headline(s, device=device)
     t = toy_summary(g)
@@ -201,22 +203,41 @@ def seeded_verdicts(seed: int = CHAPTER_SEEDS[0], *, device: Any = None, race: R
                    why="the training Theorem 1 compares with: unlimited fresh data, i.e. the exact moment M",
                    tuned="the method's η, a₀, a⋆, ε and w₀ per seed (paired), the same step cap; its steps are "
                          "measured and the ratio normalises them to 1")
+    fresh_true = _median_censored(fresh_phase1(g, s, labels="true", device=device)) / t["population"]
+    fresh_random_steps = fresh_phase1(g, s, labels="random", device=device)
+    fresh_random = _median_censored(fresh_random_steps) / t["population"]
+    fresh_tuned = ("the method's η, a₀, a⋆, ε, N = d, step cap and w₀ per seed (paired), the same compute per step "
+                   "(N = d samples); only the repetition differs: a new data set every Phase-1 step")
+    ctrl_fresh = Control("Phase 1 on N = d fresh samples every step (no repeated set), then population GD",
+                         fresh_true,
+                         why="the large-data arm at the same compute: does the speed-up need the *repeated* set's "
+                             "fixed bias, or does any N = d estimate of the moment do it? (sceptic's review)",
+                         tuned=fresh_tuned)
+    ctrl_fresh_random = Control("Phase 1 on fresh random ±1 labels every step (no repeated set), then population GD",
+                                fresh_random,
+                                why="Corollary 2 credits the *repeated* set's bias, not the label noise: with labels "
+                                    "drawn fresh each step the bias changes sign every step and |a| only "
+                                    "random-walks (sceptic's review)",
+                                tuned=fresh_tuned)
     v.less("two-phase (N = d, true labels) / population GD: median steps to alignment",
-           t["steps_true"] / t["population"], 0.6, kind="reproduces", source="secondary", tests="thm1", control=ctrl,
+           t["steps_true"] / t["population"], 0.6, kind="reproduces", source="secondary", tests="thm1",
+           control=[ctrl, ctrl_fresh],
            basis="pilot: seeds 9001–9010 at this scale: " + _stats("rt") + "; 0.6 is the digest's planned "
                  "threshold, ≥ 4 pilot sd above the pilot mean",
-           note=note_pop + ". Sceptic review (independent numpy, 32 seeds at this scale, seed sets 24 and 9005): "
-                "Phase 1 on N = d *fresh* samples every step (the large-data arm at the same compute, no "
-                "repetition) needs 0.97 and 0.78 of the population steps, and Phase 1 on N = d² (bias ≈ signal) "
-                "0.78 and 0.79 — both fail 0.6, while this two-phase run gave 0.40 and 0.33: the row tells the "
-                "repeated small set from fresh samples")
+           note=note_pop + ". The fresh-samples control (a row control since issue 57) needs "
+                f"{fresh_true:.2f} of the population steps; the sceptic review's independent numpy gave 0.97 and "
+                "0.78 (seed sets 24 and 9005) for it and 0.78/0.79 for Phase 1 on N = d² (bias ≈ signal); a second "
+                "sceptic's independent numpy over 20 further seed sets of 32: fresh 0.78–1.03 (mean 0.91), two-phase "
+                "0.33–0.49; this control on robustness seeds 7001–7006: 0.67–1.03 (all 20 fail 0.6): the row "
+                "tells the repeated small set from fresh samples")
     v.less("two-phase with random ±1 labels in Phase 1 / population GD (Corollary 2)",
            t["steps_random"] / t["population"], 0.8, kind="reproduces", source="secondary", tests="cor2",
-           control=ctrl, basis="pilot: seeds 9001–9010: " + _stats("rr") + "; 0.8 is the digest's planned "
-                               "threshold",
-           note=note_pop + ". Sceptic review (independent numpy, 32 seeds, seed sets 24 and 9005): random labels "
-                "0.46 and 0.33 of the population steps; random ±1 labels drawn *fresh* every step (no repeated "
-                "set) leave |a| a random walk and miss alignment within the cap on 29 of 32 seeds in both sets")
+           control=[ctrl, ctrl_fresh_random],
+           basis="pilot: seeds 9001–9010: " + _stats("rr") + "; 0.8 is the digest's planned threshold",
+           note=note_pop + ". Fresh random labels (a row control since issue 57): "
+                f"{int((fresh_random_steps < 0).sum())} of {V_SEEDS} runs miss alignment within the cap (the "
+                "sceptic review's independent numpy: 29 of 32 in seed sets 24 and 9005; repeated random labels "
+                "0.46 and 0.33 of the population steps)")
     v.less("median T₁ / (2a⋆/(η·E|q̂|)) ≤ 1, true and random labels (max of the two)",
            max(t["t1_ratio_true"], t["t1_ratio_random"]), 1.0, kind="consistency", source="reconstruction",
            basis="exact: the bound itself (ratio 1) — T₁ if q̂ kept its initial typical size; the w-feedback only "
@@ -228,24 +249,55 @@ def seeded_verdicts(seed: int = CHAPTER_SEEDS[0], *, device: Any = None, race: R
     cfg = (f"({RACE['d']}, {RACE['k']})-parity, width {RACE['width']}, batch {RACE['batch']}, lr {RACE['lr']}, "
            f"{RACE['seeds']} seeds (paired: same W₀, a₀), N = {RACE['n_small']:,} repeated vs fresh, target "
            f"{RACE['target']:.0%} test accuracy, evaluated every {RACE['eval_every']} steps")
-    v.greater("second layer gates the speed (layer-wise schedule): fresh training, steps at init ×1 / at init ×4",
-              r["init_speedup"], 1.3, kind="reproduces", source="paper", tests="layerwise",
-              control=Control("the same quotient with init ×1 in both (the second fresh stream)",
-                              r["speedup_control"],
-                              why="chance alone: two fresh streams at the same init differ only by their draws",
-                              tuned="none needed: the same race, seeds, steps and evaluation grid as the method"),
+    rival = mlp_race(**{**RACE, "scales": (1.0,), "lr": RACE["lr"] * LR_RIVAL}, seed=s, device=device)
+    lr_rival = r["steps_fresh"] / _median_censored(rival.steps_to_target[0, REGIMES.index("fresh")])
+    v.greater("a larger second layer speeds fresh training (layer-wise schedule): steps at init ×1 / at init ×4",
+              r["init_speedup"], 1.3, kind="not_specific", source="paper", tests="layerwise",
+              control=[Control("the same quotient with init ×1 in both (the second fresh stream)",
+                               r["speedup_control"],
+                               why="chance alone: two fresh streams at the same init differ only by their draws",
+                               tuned="none needed: the same race, seeds, steps and evaluation grid as the method"),
+                       Control(f"a ×{LR_RIVAL:g} global learning rate at init ×1 (both layers; the second layer "
+                               "untouched): steps at lr ×1 / at lr ×" + f"{LR_RIVAL:g}", lr_rival,
+                               why="the simplest change that needs no second layer: does a larger second layer do "
+                                   "more than any larger step would? (sceptic's attack, issue 57)",
+                               tuned=f"the ×{LR_RIVAL:g} is the best of the grid {{×1.5, ×2, ×3, ×4}} by the mean of "
+                                     "this statistic over pilot seeds 9001–9010 (" + ", ".join(
+                                         f"×{c:g}: {lo:.2f}–{hi:.2f}, mean {mu:.2f}"
+                                         for c, (lo, mu, hi) in LR_RIVAL_PILOT.items())
+                                     + "; rule fixed before those runs, ties to the smaller step; an earlier grid "
+                                       "{×2, ×4} on seed 9001 alone chose ×2); the race's seeds, steps, evaluation "
+                                       "grid and target")],
               basis="pilot: seeds 9001–9010: " + _stats("init_speedup") + "; control " + _stats("speedup_control")
                     + "; 1.3 is ≥ 4 pilot sd from both means",
               note=f"{cfg}; medians {r['steps_fresh']:.0f} (×1) and {r['steps_fresh_x4']:.0f} (×4): a larger "
-                   "second layer multiplies the first layer's gradient")
+                   "second layer multiplies the first layer's gradient. Holds, not specific: a larger global step "
+                   "speeds fresh training too, so the row shows that the first layer's effective step gates the "
+                   "speed — which the layer-wise-schedule reading needs — not that the second layer is special")
+    e_r = int((race.eval_steps == RACE_RATIO_STEP).nonzero()[0, 0])
+    reuse_run = mlp_race(**{**RACE, "scales": (1.0,), "steps": RACE_RATIO_STEP, "reuse": REUSE}, seed=s, device=device)
+    fi = REGIMES.index("fresh")
+    reuse_gain = float(reuse_run.ratio[0, fi, :, -1].double().mean() / race.ratio[0, fi, :, e_r].double().mean())
     v.greater(f"‖a‖/‖W‖_F at step {RACE_RATIO_STEP}: repeated N = {RACE['n_small']:,} over fresh (mean over seeds)",
               r["ratio_gain"], 1.4, kind="reproduces", source="paper", tests="layerwise",
-              control=Control("a second, independent fresh stream over fresh samples", r["ratio_gain_control"],
-                              why="chance alone: what the quotient is when the data are not repeated",
-                              tuned="none needed: the same race, seeds and step as the method"),
+              control=[Control("a second, independent fresh stream over fresh samples", r["ratio_gain_control"],
+                               why="chance alone: what the quotient is when the data are not repeated",
+                               tuned="none needed: the same race, seeds and step as the method"),
+                       Control(f"batch reuse: fresh samples, each mini-batch used for {REUSE} consecutive steps, "
+                               "over fresh", reuse_gain,
+                               why="the rival explanation the paper rules out (batch reuse): does any short-term "
+                                   "reuse of samples grow ‖a‖ as much, or does it take a small repeated set? "
+                                   "(second sceptic's review)",
+                               tuned=f"not tuned: {REUSE} passes per batch is the published scheme; a larger reuse "
+                                     "is a small repeated set for that many steps, the paper's own mechanism (reuse "
+                                     "4 on pilot seeds 9001–9010: 1.52–1.74, it passes). The race's seeds, W₀, a₀, "
+                                     "batch, lr and step")],
               basis="pilot: seeds 9001–9010: " + _stats("ratio_gain") + "; control " + _stats("ratio_gain_control")
                     + "; 1.4 is ≥ 4.6 pilot sd from both means",
-              note=f"{cfg}: the sampling bias grows the second layer early, the observable of the abstract")
+              note=f"{cfg}: the sampling bias grows the second layer early, the observable of the abstract. Batch "
+                   f"reuse ×{REUSE} grows it {reuse_gain:.2f}× (pilot 1.14–1.38, sd 0.07: about 2 sd below 1.4, so "
+                   "the margin over this rival is narrower than over chance); every arm is still near chance "
+                   "accuracy at this step, so the quotient is not progress")
     return v
 
 
@@ -321,8 +373,12 @@ def scan_verdicts(results: dict[str, Any] | None = None, *, rerun: dict[str, Any
                    "review: the scan's z re-derived from the committed per-seed log speed-ups with independent code "
                    "(7.73 at d = 24, N = 4,096; control 2.18, ablation −0.12: match); with both arms at a second-layer "
                    "learning rate ×4 (the η_a row's bench) the repeated set still wins at every winning point, so the "
-                   "win is not an artefact of fresh training's second-layer step alone. A fresh-stream baseline at "
-                   "its own tuned global learning rate was not run (CPU budget)")
+                   "win is not an artefact of fresh training's second-layer step alone. The scan's lr 0.5 is below "
+                   "fresh training's best global step (×3 is best on the init row's pilots, halving fresh steps); a "
+                   "second sceptic's probe at d = 24, N = 4,096, seed sets 101–102 (24 seeds), both arms at lr ×3: "
+                   "repeated over fresh 1.13× (z 2.6; control 1.07×, z 1.5) against 1.26× (z 5.8) at lr ×1 on the "
+                   "same seeds — the win shrinks and is not resolved at a tuned step on 24 seeds; the full scan at "
+                   "a tuned step was not run (CPU budget)")
     dr, dc = _diff(pts, "rep", "rep_x4"), _diff(pts, "ctrl", "ctrl_x4")
     eff = [i for i, st in enumerate(rep) if st["z"] >= thr]
     z1 = z_threshold(1e-3, 1)

@@ -137,7 +137,7 @@ def seeded_verdicts(seed: int, *, trials: int = 20_000, horizon: int = 200, grid
                   f"Bonferroni over 4 policies, false alarm ≤ 1e-3"),
            note=(f"worst: {POLICIES[worst]}. The DP's grid error (< 1e-3 relative, checked by halving the grid) "
                  f"is < 0.02 SE. Why it matters: the exact DP is what every other regret number rests on."))
-    v.greater(f"Monte Carlo sees the shutdown's gain over TS at T = {T}: paired z of R_TS − R_shutdown", d_z, z_one,
+    v.greater(f"Monte Carlo sees the shutdown's gain over TS at T = {T}: paired z of R_(TS) − R_(shutdown)", d_z, z_one,
               kind="consistency", source="derived",
               basis="model: paired CLT z-score; one-sided threshold z_threshold(2e-3) = 3.09, false alarm ≤ 1e-3 "
                     "under 'no improvement'",
@@ -240,7 +240,7 @@ def exact_verdicts(*, argmax_err: float, quad_err: float, foc: Any, pos_residual
     v = Verdicts(title, display=False, claims=PAPER_CLAIMS)
     v.less("TS = argmax of x·m + s·φ(Φ⁻¹(x)): max |numerical argmax − Φ(m/s)| on a 41×20 grid of (m, s)",
            argmax_err, 1e-6, kind="consistency", source="reconstruction",
-           basis="model: golden-section search (90 steps, bracket 0.618^90 ≈ 1e-19); float64 flatness of the "
+           basis="model: golden-section search (90 steps, bracket 0.618⁹⁰ ≈ 1e-19); float64 flatness of the "
                  "objective near its optimum limits the search to ~1e-7",
            note="our reconstruction of the paper's 'regularised online optimisation' form, checked without using "
                 "the closed form (scipy's ndtri inside the search vs torch.erfc for Φ(m/s)). A wrong regulariser "
@@ -259,16 +259,18 @@ def exact_verdicts(*, argmax_err: float, quad_err: float, foc: Any, pos_residual
     v.true("sympy: Cov(1{D>0}, D) = s·φ(m/s); max Cov(Bernoulli(x), D) = s·φ(Φ⁻¹(x))",
            cov_residual == 0 and maxcov_residual == 0, kind="consistency", source="reconstruction",
            measured=f"residuals {cov_residual}, {maxcov_residual}")
-    v.true("sympy: Var(m_{n+1} − m_n) = s_n² − s_{n+1}² (predictive step)", pred_residual == 0,
+    v.true("sympy: Var(m_{n+1} − mₙ) = sₙ² − s_{n+1}² (predictive step)", pred_residual == 0,
            kind="consistency", source="derived", measured=f"residual {pred_residual}")
     v.true("sympy: R₂(TS) = 7/(4√(2π)) at σ₀² = σ² = 1", sp.simplify(r2_value - 7 / (4 * sp.sqrt(2 * sp.pi))) == 0,
            kind="consistency", source="derived", measured=str(r2_value))
     v.close("DP on the grid: R₂(TS) = 7/(4√(2π))", float(R_ts[2]), r2_exact, atol=1e-4, kind="consistency",
             source="derived", basis="model: interpolation error O(Δ²) with Δ = 0.0075 is ~1e-6; 1e-4 leaves room",
             note="the DP against sympy's two-step value: an independent check of the backward induction.")
+    shown = {"ts": "TS", "optimal": "optimum", "tempered_shutdown": "tempered + shutdown"}  # names, not keys
     for p in GRID_CHECKED:
         jump = p in ("shutdown", "tempered_shutdown")
-        v.less(f"grid ÷2 (1601 → 801 points) changes R₂₀₀({p}) by (relative)", float(grid_change[p]), 1e-3,
+        v.less(f"grid ÷2 (1601 → 801 points) changes R₂₀₀({shown.get(p, p)}) by (relative)", float(grid_change[p]),
+               1e-3,
                kind="consistency", source="derived",
                basis="model: the DP's error shrinks at least linearly in the grid step Δ (O(Δ²) for a smooth "
                      "policy, O(Δ) where a policy jumps), so the 1601-point value lies within the halving change of "
@@ -279,16 +281,16 @@ def exact_verdicts(*, argmax_err: float, quad_err: float, foc: Any, pos_residual
     if "bayes_ucb" in grid_change:
         v.less("grid ÷2 (1601 → 801 points) changes R₂₀₀(Bayes-UCB) by (relative)", float(grid_change["bayes_ucb"]),
                0.05, kind="consistency", source="derived",
-               basis="model: Bayes-UCB's threshold −c·s_n is snapped up to the grid, an O(Δ) error in the threshold "
+               basis="model: Bayes-UCB's threshold −c·sₙ is snapped up to the grid, an O(Δ) error in the threshold "
                      "and so in R; its control's margin over tempered TS is a third of its R₂₀₀, so a 5 % grid error "
                      "cannot change whether it passes",
                note="the discretisation check of the shutdown row's Bayes-UCB control (sceptic review).")
-    v.true("the optimal policy is a threshold rule: pulls iff m ≥ b_h(n), for every (h, n) reached",
+    v.true("the optimal policy is a threshold rule: pulls iff m ≥ bₕ(n), for every (h, n) reached",
            single_crossing, kind="consistency", source="derived")
-    v.less("greedy beats TS at T = 10: R_greedy/R_TS", float(R_gr[10] / R_ts[10]), 1.0, kind="consistency",
+    v.less("greedy beats TS at T = 10: R_(greedy)/R_(TS)", float(R_gr[10] / R_ts[10]), 1.0, kind="consistency",
            source="derived", basis="exact: exact DP values compared with each other",
            note="a regression guard on the figure's story (not a paper claim).")
-    v.greater("greedy loses to TS at T = 200: R_greedy/R_TS", float(R_gr[200] / R_ts[200]), 1.0,
+    v.greater("greedy loses to TS at T = 200: R_(greedy)/R_(TS)", float(R_gr[200] / R_ts[200]), 1.0,
               kind="consistency", source="derived", basis="exact: exact DP values compared with each other",
               note="a regression guard on the figure's story; it is also why greedy is the shutdown row's control.")
     _shutdown_rows(v, competitors, tuning_scan() if scan is None else scan)
@@ -314,13 +316,15 @@ def _shutdown_rows(v: Verdicts, c: Mapping[str, float], scan: Mapping[str, Any])
             for h in hs if "bayes_ucb" in scan["horizons"][h]}
     ucb_scan = ", ".join(f"T = {h}: {b['tempered'] - b['bayes_ucb']:.3g}" for h, b in best.items())
     v.greater(f"conditional shutdown (z₀ = {e['shutdown_z']:g}) beats the best unconditional tempering (κ = "
-              f"{e['temper']:g}), both tuned on 9-point grids: R_tempered − R_shutdown at T = 200 (exact DP)", adv, tol,
+              f"{e['temper']:g}), both tuned on 9-point grids: R_(tempered) − R_(shutdown) at T = 200 (exact DP)",
+              adv, tol,
               kind="not_specific", source="secondary", tests="shutdown",
               control=[Control("greedy — the regulariser switched off everywhere, no condition — in the shutdown's "
-                               "place: R_tempered − R_greedy", c["tempered"] - c["greedy"],
+                               "place: R_(tempered) − R_(greedy)", c["tempered"] - c["greedy"],
                                why="the ablation of the condition: the shutdown with its test m/s < −z₀ removed",
                                tuned="none needed: greedy has no parameter"),
-                       Control(f"tempered TS (κ = {e['temper']:g}) in the shutdown's place: R_tempered − R_tempered",
+                       Control(f"tempered TS (κ = {e['temper']:g}) in the shutdown's place: "
+                               "R_(tempered) − R_(tempered)",
                                0.0,
                                why="the sceptic's alternative: explore less everywhere, without a condition (tuned, it "
                                    "beats the shutdown at z₀ = 2: 4.87 vs 5.27)",
@@ -329,7 +333,7 @@ def _shutdown_rows(v: Verdicts, c: Mapping[str, float], scan: Mapping[str, Any])
                                weak="it is the measurement's reference, so 0 by construction; its regret "
                                     f"{c['tempered']:.4g} is shown in the note"),
                        Control(f"Bayes-UCB (pull iff m + c·s ≥ 0, c = {e['ucb_c']:g}) in the shutdown's place: "
-                               "R_tempered − R_Bayes-UCB", c["tempered"] - c["bayes_ucb"],
+                               "R_(tempered) − R_(Bayes-UCB)", c["tempered"] - c["bayes_ucb"],
                                why="the sceptic review's alternative: the standard Bayesian index rule, TS's usual "
                                    "competitor. In the chapter's own form it is greed plus the linear regulariser "
                                    "c·s·x applied everywhere — unconditional, like tempering, but of another shape",
@@ -346,9 +350,10 @@ def _shutdown_rows(v: Verdicts, c: Mapping[str, float], scan: Mapping[str, Any])
                     "scan re-tunes both at every T (bench): the condition beats tempering at long horizons, not at "
                     "T = 50. The shutdown does move TS towards the optimum, but beating the best tempering is not "
                     "specific to the condition: Bayes-UCB, an unconditional regulariser linear in x (a threshold rule "
-                    "like the optimum's), beats it by far more at every horizon (R_tempered − R_Bayes-UCB, re-tuned: "
+                    "like the optimum's), beats it by far more at every horizon (R_(tempered) − R_(Bayes-UCB), "
+                    "re-tuned: "
                     f"{ucb_scan}). What TS lacks here is the regulariser's shape more than a condition."))
-    v.greater("what the condition adds on top of the best tempering: R_tempered − R_tempered+shutdown at T = 200",
+    v.greater("what the condition adds on top of the best tempering: R_(tempered) − R_(tempered+shutdown) at T = 200",
               c["tempered"] - c["tempered_shutdown"], tol, kind="consistency", source="derived", basis=grid_basis,
               note="the shutdown's test m/s < −z₀ applied to tempered TS: it removes exploration of a clearly worse "
                    "arm, which tempering only shrinks")
@@ -362,7 +367,8 @@ def _shutdown_rows(v: Verdicts, c: Mapping[str, float], scan: Mapping[str, Any])
     planted = (c["discounted_planted"] - c["optimal"]) / c["optimal"]
     close = 0.05
     v.less("the discounted stationary policy (γ = 1 − 1/T, solved exactly) on the T = 200 problem: "
-           "(R_discounted − R_optimal)/R_optimal", excess, close, kind="differs", source="paper", tests="discounted",
+           "(R_(discounted) − R_(optimal))/R_(optimal)", excess, close, kind="differs", source="paper",
+           tests="discounted",
            paper=2 * close, paper_shown="'changes the problem too much' (no number given; shown as 10 %, twice the "
                                         "5 % band)",
            planted=Planted(f"the discount with an effective horizon {PLANTED_HORIZON_FACTOR}× shorter "
