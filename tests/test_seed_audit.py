@@ -46,6 +46,9 @@ def tree(tmp_path, monkeypatch) -> Path:
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'toy'\n")
     monkeypatch.setattr(seed_audit.verdict_runs, "unseen_seeds", lambda slug: list(SEEDS))
     monkeypatch.setattr(seed_audit, "seeded_verdicts", lambda slug, seed: _toy_verdicts(seed))
+    # the round-off probe, as a fresh process would give it: here a 1e-12 relative change (a stable chapter)
+    monkeypatch.setattr(seed_audit, "probe_run",
+                        lambda slug, seed: seed_audit.signature(_toy_verdicts(seed, shift=1e-12)))
     return tmp_path
 
 
@@ -143,3 +146,83 @@ def test_the_sample_differs_between_runs_and_has_two_seeds_per_chapter(monkeypat
         assert verdict_runs.sample_seeds("toy") == s  # the same in every worker of one run
         draws.add(tuple(s))
     assert len(draws) > 1
+
+
+FOREIGN = {"machine": "x86_64", "cpu": "GenuineIntel Xeon", "simd": ["avx", "avx2", "fma"], "torch": "2.13.0+cpu",
+           "torch_cpu": "AVX2", "numpy": "2.4.6"}
+
+
+def _foreign(rec: dict, **change) -> dict:
+    """``rec``'s fingerprint with the CPU changed (and ``change`` applied)."""
+    return {**rec["machine"], **{k: v for k, v in FOREIGN.items() if k not in ("torch", "numpy")}, **change}
+
+
+def test_the_record_carries_its_machine_and_a_stable_round_off_probe(tree):
+    rec = seed_audit.load("toy", _audit(tree))
+    assert rec["machine"] == seed_audit.fingerprint()
+    assert {"torch", "torch_cpu", "cpu", "simd", "numpy"} <= set(rec["machine"])
+    probe = rec["roundoff"]
+    assert probe["seed"] == SEEDS[0] and probe["verdicts_equal"] and probe["stable"]
+    assert 0 < probe["max_rel"] <= seed_audit.STABLE_PROBE
+
+
+def test_same_machine_one_ulp_fails(tree):
+    rec = seed_audit.load("toy", _audit(tree))
+    mode, _ = seed_audit.comparison_mode(rec, seed_audit.fingerprint())
+    assert mode == seed_audit.EXACT
+    failures, deviations, _ = seed_audit.compare(rec["runs"]["12"], seed_audit.signature(
+        _toy_verdicts(12, shift=math.ulp(1.0))), mode)
+    assert failures and "value recorded" in failures[0] and not deviations
+    assert seed_audit.compare(rec["runs"]["12"], seed_audit.signature(_toy_verdicts(12)), mode)[:2] == ([], [])
+
+
+def test_foreign_machine_one_ulp_passes_a_flipped_holds_fails(tree):
+    rec = seed_audit.load("toy", _audit(tree))
+    mode, why = seed_audit.comparison_mode(rec, _foreign(rec))
+    assert mode == seed_audit.BOUND and "cpu" in why and "torch_cpu" in why
+    run = rec["runs"]["12"]
+    assert seed_audit.compare(run, seed_audit.signature(_toy_verdicts(12, shift=math.ulp(1.0))), mode)[:2] == ([], [])
+    # 1e-9 absolute on values ≈ 1 and ≈ 0.26: within the relative bound 1e-6, shown digits or not: passes
+    assert seed_audit.compare(run, seed_audit.signature(_toy_verdicts(12, shift=1e-9)), mode)[0] == []
+    # the first row fails (shift > 0.5): its holds and outcome flip — a failure on any machine
+    failures, _, _ = seed_audit.compare(run, seed_audit.signature(_toy_verdicts(12, shift=0.6)), mode)
+    assert any("holds: recorded True, now False" in f for f in failures)
+    # a flipped holds alone (numbers equal, verdict changed) fails too
+    flipped = seed_audit.signature(_toy_verdicts(12))
+    flipped["rows"][1] = {**flipped["rows"][1], "holds": False}
+    assert any(".holds: recorded True, now False" in f for f in seed_audit.compare(run, flipped, mode)[0])
+
+
+def test_foreign_machine_a_number_beyond_the_bound_fails_for_a_stable_chapter_is_reported_for_a_chaotic_one(tree):
+    rec = seed_audit.load("toy", _audit(tree))
+    run = rec["runs"]["12"]
+    moved = seed_audit.signature(_toy_verdicts(12, shift=1e-4))  # same verdicts, numbers moved 1e-4
+    failures, deviations, worst = seed_audit.compare(run, moved, seed_audit.BOUND)
+    assert failures and not deviations and worst > seed_audit.RTOL
+    chaotic = {**rec, "roundoff": {**rec["roundoff"], "max_rel": 1e-5, "stable": False}}
+    mode, why = seed_audit.comparison_mode(chaotic, _foreign(rec))
+    assert mode == seed_audit.REPORT and "amplifies round-off" in why
+    failures, deviations, _ = seed_audit.compare(run, moved, mode)
+    assert failures == [] and deviations and "beyond the shown digits" in deviations[0]
+    # but a verdict that changes still fails
+    assert seed_audit.compare(run, seed_audit.signature(_toy_verdicts(12, shift=0.6)), mode)[0]
+
+
+def test_another_torch_version_reports_numbers_and_requires_verdicts(tree):
+    rec = seed_audit.load("toy", _audit(tree))
+    mode, why = seed_audit.comparison_mode(rec, _foreign(rec, torch="9.9.9"))
+    assert mode == seed_audit.REPORT and "torch" in why
+
+
+def test_a_shown_number_may_move_its_last_digit_but_not_more():
+    """Shown values are rounded to 6 significant digits: a round-off change can move the last one by a unit."""
+    row = {"claim": "c", "measured": "1.20757", "value": 1.207575}
+    assert seed_audit.compare({"rows": [row]}, {"rows": [{**row, "measured": "1.20758",
+                                                          "value": 1.2075750000001}]}, seed_audit.BOUND)[0] == []
+    assert seed_audit.compare({"rows": [row]}, {"rows": [{**row, "measured": "1.20760"}]}, seed_audit.BOUND)[0]
+    # an integer shown in a claim is not a rounded number: 24 vs 25 differs beyond the bound
+    assert seed_audit.compare({"rows": [{**row, "claim": "n = 24"}]}, {"rows": [{**row, "claim": "n = 25"}]},
+                              seed_audit.BOUND)[0]
+    # text around the numbers must be equal
+    assert seed_audit.compare({"rows": [row]}, {"rows": [{**row, "measured": "1.20757 (censored)"}]},
+                              seed_audit.BOUND)[0]

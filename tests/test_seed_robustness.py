@@ -17,8 +17,12 @@ The 20 unseen seeds of every chapter are run by ``make audit`` into a committed 
    command that refreshes it;
 2. the record is intact (its checksum), covers exactly the 20 unseen seeds, and every row holds on every seed;
 3. a random sample of the recorded seeds (:func:`verdict_runs.sample_seeds`: 2 per chapter, drawn anew each run;
-   the salt is printed in pytest's header) re-computed now equals the record exactly — every shown value, every
-   full-precision number, every verdict (seeded means reproducible).
+   the salt is printed in pytest's header) re-computed now matches the record under the rule of
+   :func:`seed_audit.comparison_mode`: on the record's machine (same :func:`seed_audit.fingerprint`) exactly —
+   every shown value, every full-precision number, every verdict (seeded means reproducible); on another CPU every
+   verdict and every non-numeric field exactly and every number within the round-off bound (relative 1e-6), or,
+   for a chapter whose round-off probe showed it amplifies round-off (or under another torch/numpy version), the
+   numbers beyond that bound reported as a warning instead.
 
 ``THEORYBOOK_AUDIT=full pytest tests/test_seed_robustness.py -k <slug>`` re-computes all 20 seeds instead of a
 sample (a chapter author's full check). ``deterministic_verdicts`` runs twice and must give identical numbers. Runs
@@ -32,6 +36,7 @@ import importlib
 import os
 import pkgutil
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -83,12 +88,19 @@ def test_stochastic_rows_hold_for_unseen_seeds(name):
     bad = seed_audit.problems(name)
     assert not bad, f"{name}: rows fail on unseen seeds, or the record is not sound — " + "; ".join(bad)
     record = seed_audit.load(name)
+    mode, why = seed_audit.comparison_mode(record, seed_audit.fingerprint())
     sample = verdict_runs.unseen_seeds(name) if MODE == "full" else verdict_runs.sample_seeds(name)
-    diffs = []
+    diffs, moved = [], []
     for s in sample:
         fresh = seed_audit.signature(seeded(name, s))
-        diffs += [f"seed {s}: {d}" for d in seed_audit.differences(record["runs"][str(s)], fresh)]
-    assert not diffs, (f"{name}: re-computed seeds differ from the record (sample {sample}, "
+        failures, deviations, _ = seed_audit.compare(record["runs"][str(s)], fresh, mode)
+        diffs += [f"seed {s}: {d}" for d in failures]
+        moved += [f"seed {s}: {d}" for d in deviations]
+    if moved:
+        warnings.warn(f"{name}: re-computed numbers deviate from the record beyond round-off ({why}; verdicts "
+                      f"equal) — " + "; ".join(moved[:5]) + (f"; … {len(moved) - 5} more" if len(moved) > 5 else ""),
+                      stacklevel=1)
+    assert not diffs, (f"{name}: re-computed seeds differ from the record ({why}; sample {sample}, "
                        f"{verdict_runs.SALT_ENV}={verdict_runs.salt()}) — " + "; ".join(diffs))
 
 
