@@ -20,8 +20,9 @@ unseen seeds (``tests/verdict_runs.py``: :func:`~verdict_runs.unseen_seeds`) and
 * ``roundoff`` — how far the chapter's numbers move when only the reduction order changes: the first seed
   re-computed by the *round-off probe* (:data:`PROBE_ENV`: torch's generic kernels, MKL's SSE4.2 and OpenBLAS's
   Nehalem kernels — every vectorised reduction summed in another order), its largest relative deviation
-  (:func:`compare`) and whether its verdicts were all equal; ``stable`` when the deviation is at most
-  :data:`STABLE_PROBE` (100× below :data:`RTOL`).
+  (:func:`compare`), whether its verdicts were all equal and the kernel set torch really used in it
+  (``torch_cpu``: ``DEFAULT``); ``stable`` when the deviation is at most :data:`STABLE_PROBE` (100× below
+  :data:`RTOL`), the verdicts were equal and the probe's kernels were not the audit's own.
 
 ``tests/test_seed_robustness.py`` (in ``make test``) checks each record against the sources (:func:`problems`),
 that every recorded seed holds, and re-computes a random sample of the recorded seeds (:func:`compare`, with the
@@ -443,21 +444,25 @@ def comparison_mode(record: dict[str, Any], current: dict[str, Any]) -> tuple[st
                     f"{probe.get('max_rel', 'not run')}): verdicts must be equal, numbers beyond {RTOL:g} reported")
 
 
-def probe_run(slug: str, seed: int) -> dict[str, Any]:
+def probe_run(slug: str, seed: int) -> tuple[dict[str, Any], dict[str, Any]]:
     """One seed's :func:`signature` computed in a fresh process under :data:`PROBE_ENV` (another reduction order in
-    every vectorised kernel)."""
+    every vectorised kernel), and that process's :func:`fingerprint` (which kernels it really used)."""
     env = {**os.environ, **PROBE_ENV, "OMP_NUM_THREADS": "1"}
     done = subprocess.run([sys.executable, str(Path(__file__).resolve()), "probe", slug, str(seed)], env=env,
                           capture_output=True, text=True, check=True)
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    return out["run"], out["machine"]
 
 
 def roundoff(slug: str, seed: int, recorded: dict[str, Any]) -> dict[str, Any]:
     """The round-off probe of ``slug`` on ``seed`` against its recorded run: the largest relative deviation of a
     number, whether every non-numeric field was equal, and whether the chapter is stable (:data:`STABLE_PROBE`)."""
-    failures, _, worst = compare(recorded, probe_run(slug, seed), REPORT)
-    return {"probe": " ".join(f"{k}={v}" for k, v in PROBE_ENV.items()), "seed": seed, "max_rel": worst,
-            "verdicts_equal": not failures, "stable": not failures and worst <= STABLE_PROBE}
+    run, machine = probe_run(slug, seed)
+    failures, _, worst = compare(recorded, run, REPORT)
+    return {"probe": " ".join(f"{k}={v}" for k, v in PROBE_ENV.items()), "torch_cpu": machine.get("torch_cpu"),
+            "seed": seed, "max_rel": worst, "verdicts_equal": not failures,
+            "stable": not failures and worst <= STABLE_PROBE
+            and machine.get("torch_cpu") != fingerprint()["torch_cpu"]}  # the probe really ran other kernels
 
 
 def audit(slugs: Iterable[str], jobs: int, root: Path = ROOT, records: Path = RECORDS,
@@ -532,7 +537,7 @@ def main(argv: list[str]) -> int:
         print(json.dumps(fingerprint(), indent=1))
         return 0
     if args.cmd == "probe":
-        print(json.dumps(signature(seeded_verdicts(args.slug, args.seed))))
+        print(json.dumps({"run": signature(seeded_verdicts(args.slug, args.seed)), "machine": fingerprint()}))
         return 0
     every = audited_packages()
     if args.cmd == "status":

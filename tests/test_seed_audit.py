@@ -48,7 +48,8 @@ def tree(tmp_path, monkeypatch) -> Path:
     monkeypatch.setattr(seed_audit, "seeded_verdicts", lambda slug, seed: _toy_verdicts(seed))
     # the round-off probe, as a fresh process would give it: here a 1e-12 relative change (a stable chapter)
     monkeypatch.setattr(seed_audit, "probe_run",
-                        lambda slug, seed: seed_audit.signature(_toy_verdicts(seed, shift=1e-12)))
+                        lambda slug, seed: (seed_audit.signature(_toy_verdicts(seed, shift=1e-12)),
+                                            {**seed_audit.fingerprint(), "torch_cpu": "DEFAULT"}))
     return tmp_path
 
 
@@ -163,6 +164,7 @@ def test_the_record_carries_its_machine_and_a_stable_round_off_probe(tree):
     assert {"torch", "torch_cpu", "cpu", "simd", "numpy"} <= set(rec["machine"])
     probe = rec["roundoff"]
     assert probe["seed"] == SEEDS[0] and probe["verdicts_equal"] and probe["stable"]
+    assert probe["torch_cpu"] == "DEFAULT" and "ATEN_CPU_CAPABILITY=default" in probe["probe"]
     assert 0 < probe["max_rel"] <= seed_audit.STABLE_PROBE
 
 
