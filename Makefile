@@ -12,12 +12,14 @@ NBMAKE_TIMEOUT ?= 180
 JOBS       ?= $(shell nproc 2>/dev/null || echo 1)
 XDIST      := $(if $(filter 0,$(JOBS)),,-n $(JOBS) --dist worksteal)
 
-.PHONY: venv vendor book pdf test test-unit test-chapters test-browser bench lint live clean help
+.PHONY: venv vendor book pdf test test-unit test-chapters test-browser test-changed test-start audit bench lint live clean help
 
 help:
 	@echo "make book   build _build/html (executes every chapter; zero warnings allowed), then the PDF"
 	@echo "make pdf    the whole book as _build/html/executable-theory.pdf (headless Chromium prints the HTML)"
 	@echo "make test   unit tests + every chapter executed as a test (pytest --nbmake book/) + browser tests"
+	@echo "make test-changed  only the tests, chapters and seed audits whose dependencies changed since the last green run"
+	@echo "make audit  re-run the 20-unseen-seed audit of every chapter whose record is stale (CHAPTERS=\"a b\" or all: those)"
 	@echo "make bench  benchmarks in bench/ (prints ratio tables, writes bench/results/)"
 	@echo "make venv   create/refresh .venv only (idempotent)"
 	@echo "make live   serve the book + a local Jupyter kernel on 127.0.0.1 so 'Live Code' runs widgets"
@@ -66,7 +68,27 @@ SOURCES := $(shell find book src kernels scripts _static -type f -not -path '*/v
 $(BUILT): $(SOURCES)
 	$(MAKE) book
 
-test: test-unit test-chapters test-browser
+# A green `make test` records the snapshot of the sources taken when it started as the last green run
+# (_build/.last_green.json), from which `make test-changed` selects.
+test: test-start test-unit test-chapters test-browser
+	$(BIN)/python scripts/test_select.py record
+
+test-start: $(STAMP)
+	$(BIN)/python scripts/test_select.py snapshot
+
+# Only what changed since the last green run (scripts/test_select.py): the unit tests, chapters and seed audits
+# whose dependencies (the chapter cache's closure) changed; everything when the shared core or the test machinery
+# changed. No browser tests or book build: `make test` before merging.
+test-changed: $(STAMP)
+	$(BIN)/python scripts/test_select.py run $(JOBS)
+
+# The seed audit (scripts/seed_audit.py): every chapter's 20 unseen seeds, JOBS at a time, into the committed
+# records tests/seed_audit/<slug>.json. Without CHAPTERS, the chapters whose record is stale or missing;
+# CHAPTERS="a b" those chapters, CHAPTERS=all every one. Commit the records it writes.
+CHAPTERS ?=
+audit: $(STAMP)
+	$(BIN)/python scripts/seed_audit.py run --jobs $(if $(filter 0,$(JOBS)),1,$(JOBS)) \
+	  $(if $(filter all,$(CHAPTERS)),--all,$(CHAPTERS))
 
 # The Triton-interpreter parity tests run in their own process: the interpreter must own every @triton.jit
 # decoration, and other tests importing the kernel modules first (through the packages) would break that.

@@ -104,12 +104,13 @@ def core_files(root: Path = ROOT) -> list[Path]:
     return files
 
 
-def dependencies(chapter: Path, root: Path = ROOT) -> list[Path]:
-    """Every file the execution of ``chapter`` can depend on (see the module docstring)."""
-    chapter = Path(chapter)
+def package_dependencies(packages: Iterable[str], root: Path = ROOT, texts: Iterable[Path] = ()) -> list[Path]:
+    """The dependency closure shared by the chapter cache and the seed audit (``scripts/seed_audit.py``): the shared
+    core (:func:`core_files`); every file of each package in ``packages`` and of each ``theorybook.<pkg>`` those
+    import, transitively through the packages' own imports; and the committed ``bench/results/*.json`` that any of
+    them or the files ``texts`` (a chapter) read. ``texts`` themselves are not included."""
     known = _packages(root)
-    text = chapter.read_text(encoding="utf-8")
-    todo, seen = sorted(_imported(text, known)), set()
+    todo, seen = sorted(set(packages) & known), set()
     pkg_files: list[Path] = []
     while todo:
         pkg = todo.pop()
@@ -123,21 +124,34 @@ def dependencies(chapter: Path, root: Path = ROOT) -> list[Path]:
                 todo += sorted(_imported(f.read_text(encoding="utf-8"), known) - seen)
     results = root / "bench" / "results"
     wanted: set[str] = {f"{pkg}.json" for pkg in seen}
-    for f in [chapter, *pkg_files]:
+    for f in [*texts, *pkg_files]:
         if f.suffix in (".py", ".md"):
             for m in _RESULTS.finditer(f.read_text(encoding="utf-8")):
                 wanted |= {g if g.endswith(".json") else f"{g}.json" for g in m.groups() if g}
     res_files = sorted(results / w for w in wanted if (results / w).is_file())
-    return sorted({chapter, *core_files(root), *pkg_files, *res_files})
+    return sorted({*core_files(root), *pkg_files, *res_files})
+
+
+def dependencies(chapter: Path, root: Path = ROOT) -> list[Path]:
+    """Every file the execution of ``chapter`` can depend on (see the module docstring): the chapter and the
+    :func:`package_dependencies` of the packages its text imports."""
+    chapter = Path(chapter)
+    imported = _imported(chapter.read_text(encoding="utf-8"), _packages(root))
+    return sorted({chapter, *package_dependencies(imported, root, texts=[chapter])})
+
+
+def hash_files(files: Iterable[Path], root: Path = ROOT, salt: str = "") -> str:
+    """A hash of ``salt`` and every file's path (relative to ``root``) and bytes: the fingerprint of a closure."""
+    h = hashlib.sha256(salt.encode())
+    for f in sorted(files):
+        h.update(str(f.relative_to(root)).encode() + b"\0")
+        h.update(hashlib.sha256(f.read_bytes()).digest())
+    return h.hexdigest()
 
 
 def fingerprint(chapter: Path, root: Path = ROOT) -> str:
     """A hash of every dependency's path and bytes, plus the ``execute:`` configuration."""
-    h = hashlib.sha256(_execute_config(root).encode())
-    for f in dependencies(chapter, root):
-        h.update(str(f.relative_to(root)).encode() + b"\0")
-        h.update(hashlib.sha256(f.read_bytes()).digest())
-    return h.hexdigest()
+    return hash_files(dependencies(chapter, root), root, _execute_config(root))
 
 
 @contextlib.contextmanager

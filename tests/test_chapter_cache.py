@@ -6,6 +6,7 @@ through another package); editing the shared core changes all of them; and :func
 the cache entries of the changed chapters, so those — and only those — re-execute.
 """
 
+# test-changed: core only
 from __future__ import annotations
 
 import shutil

@@ -91,6 +91,7 @@ def _nbmake(path: str) -> subprocess.CompletedProcess:
                           cwd=ROOT, capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.core_only  # nbmake's collection of chapters (conftest.py), on fixtures
 def test_failing_chapter_fails_under_nbmake():
     res = _nbmake("tests/fixtures/failing_chapter.md")
     assert res.returncode == 1, res.stdout[-2000:]
@@ -98,6 +99,7 @@ def test_failing_chapter_fails_under_nbmake():
     assert "one equals two" in res.stdout  # the verdict's numbers reach the report
 
 
+@pytest.mark.core_only  # nbmake's collection of chapters (conftest.py), on fixtures
 def test_passing_chapter_passes_and_writes_only_to_a_temp_dir():
     res = _nbmake("tests/fixtures/passing_chapter.md")
     assert res.returncode == 0, res.stdout[-2000:]
@@ -106,6 +108,7 @@ def test_passing_chapter_passes_and_writes_only_to_a_temp_dir():
     assert not (ROOT / "tests/fixtures/scratch.txt").exists()
 
 
+@pytest.mark.core_only  # nbmake's collection of chapters (conftest.py), on fixtures
 def test_plain_markdown_is_not_collected():
     res = _nbmake("tests/fixtures/plain_page.md")
     assert res.returncode in (4, 5), res.stdout  # pytest: file not collected / no tests collected

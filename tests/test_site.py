@@ -106,13 +106,13 @@ class _Quiet(http.server.SimpleHTTPRequestHandler):
         pass
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def built_book():
     _need((HTML / "index.html").is_file(), f"a built book at {HTML}")
     _need((HTML / "_static" / "vendor" / "VERSIONS.json").is_file(), "vendored assets (make vendor)")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def prerequisites(built_book):
     _need(CHROMIUM is not None and Path(CHROMIUM).exists(), f"a Chromium executable (found: {CHROMIUM})")
     _need(CHROMEDRIVER is not None and Path(CHROMEDRIVER).exists(), f"chromedriver (found: {CHROMEDRIVER})")
@@ -160,8 +160,10 @@ def quit_driver(driver) -> None:
     shutil.rmtree(driver._theorybook_profile, ignore_errors=True)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def browser(prerequisites):
+    """One headless Chromium for the whole test run (per pytest-xdist worker): every page test and the live test
+    share it; each test reads the logs only from its own page load on."""
     driver = make_driver()
     yield driver
     quit_driver(driver)
@@ -194,15 +196,43 @@ def console_errors(driver) -> list[str]:
             if e["level"] == "SEVERE" and "favicon.ico" not in e["message"]]
 
 
-def wait_for(driver, script: str, timeout: float, what: str, poll: float = 0.25):
-    deadline = time.monotonic() + timeout
-    value = None
-    while time.monotonic() < deadline:
-        value = driver.execute_script(script)
-        if value:
-            return value
-        time.sleep(poll)
-    raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what} (last value {value!r})")
+def wait_for(driver, script: str, timeout: float, what: str, poll: float = 0.05):
+    """Run ``script`` in the page until it returns a truthy value, which is returned (WebDriverWait, every ``poll``
+    s); after ``timeout`` s fail, naming ``what`` and the last value."""
+    from selenium.common.exceptions import TimeoutException
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    last: list = [None]
+
+    def check(d):
+        last[0] = d.execute_script(script)
+        return last[0]
+
+    try:
+        return WebDriverWait(driver, timeout, poll_frequency=poll).until(check)
+    except TimeoutException:
+        raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what} (last value {last[0]!r})") from None
+
+
+def settle(driver, condition, timeout: float = 5.0):
+    """Wait (WebDriverWait) until ``condition(driver)`` holds, at most ``timeout`` s, without failing: the
+    assertion that follows says what did not happen. Instead of a fixed sleep before reading the page."""
+    from selenium.common.exceptions import TimeoutException
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    try:
+        WebDriverWait(driver, timeout, poll_frequency=0.02).until(condition)
+    except TimeoutException:
+        pass
+
+
+#: The saved widgets have rendered (or failed visibly) — what the page shows once the widget manager is done.
+WIDGETS_SETTLED = r"""
+const views = document.querySelectorAll('main script[type="application/vnd.jupyter.widget-view+json"]').length;
+return views === 0 || document.body.innerText.includes('Error displaying widget') ||
+  document.querySelectorAll('main .jupyter-widgets.widget-container, main .jupyter-widgets.widget-inline-hbox, '
+                            + 'main .widget-vbox, main .widget-hbox').length > 0;
+"""
 
 
 PAGE_STATE = r"""
@@ -276,7 +306,7 @@ def check_page_offline(browser, url: str, page: str) -> None:
             const imgs = Array.from(document.querySelectorAll('main img'));
             return imgs.length > 0 && imgs.every((i) => i.complete);
         """, 30, "figures")
-    time.sleep(0.5)
+    settle(browser, lambda d: d.execute_script(WIDGETS_SETTLED), 30)
     state = browser.execute_script(PAGE_STATE)
 
     bad = outside(requested_urls(browser))
@@ -713,13 +743,15 @@ return imgs.length ? imgs[imgs.length - 1].src.slice(-200) + ':' + imgs[imgs.len
 """
 
 
-def test_live_slider_reruns_python(prerequisites, live_servers):
+def test_live_slider_reruns_python(browser, live_servers):
     if not (ROOT / ADAM.replace(".html", ".md")).is_file():
         pytest.skip(f"{ADAM} not in this book")
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
 
-    driver = make_driver()
+    driver = browser  # the run's one browser; the live page's origin (another port) has its own sessionStorage
+    driver.get_log("performance")
+    driver.get_log("browser")
     try:
         driver.get(live_servers["url"])  # <first page>.html#live-port=..&live-token=..
         wait_for(driver, "return document.readyState === 'complete'", 60, "index load")
@@ -753,7 +785,7 @@ def test_live_slider_reruns_python(prerequisites, live_servers):
         errors = [e for e in console_errors(driver) if "403" not in e]
         assert not errors, f"console errors in live mode: {errors}"
     finally:
-        quit_driver(driver)
+        driver.get("about:blank")  # stop the live page's kernel traffic before the next test uses the browser
 
 
 # ---------------------------------------------------------------------------------------------- security
@@ -990,7 +1022,7 @@ def check_reader_layout(browser, page: str, *, ledger: bool = False) -> None:
         browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
                                 {"width": width, "height": 900, "deviceScaleFactor": 1, "mobile": width < 600})
         try:
-            time.sleep(0.2)
+            settle(browser, lambda d, w=width: d.execute_script("return window.innerWidth") == w)
             got = browser.execute_script(READER_LAYOUT, ledger, MAX_CODE_LINE)
         finally:
             browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
@@ -1017,10 +1049,10 @@ def check_reader_layout(browser, page: str, *, ledger: bool = False) -> None:
         f"{page}: a row's details cannot take the keyboard focus"
     is_open = "return arguments[0].parentElement.open;"
     first.send_keys(Keys.ENTER)
-    time.sleep(0.1)
+    settle(browser, lambda d: d.execute_script(is_open, first))
     assert browser.execute_script(is_open, first), f"{page}: Enter did not open a row's details"
     first.send_keys(Keys.ENTER)
-    time.sleep(0.1)
+    settle(browser, lambda d: not d.execute_script(is_open, first))
     assert not browser.execute_script(is_open, first), f"{page}: Enter did not close a row's details"
 
 

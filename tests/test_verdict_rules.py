@@ -87,7 +87,7 @@ def test_builders_obey_the_rules(slug):
     if hasattr(pkg, "deterministic_verdicts"):
         tables.append(verdict_runs.deterministic(slug))
     if hasattr(pkg, "seeded_verdicts"):
-        tables.append(verdict_runs.seeded(slug, verdict_runs.unseen_seeds(slug)[0]))
+        tables.append(verdict_runs.seeded(slug, verdict_runs.sample_seeds(slug)[0]))  # one the audit test re-computes
         assert getattr(pkg.seeded_verdicts, "__module__", "").endswith(".verdicts"), \
             f"{slug}: seeded_verdicts must live in verdicts.py"
     if hasattr(pkg, "deterministic_verdicts"):

@@ -6,6 +6,9 @@ these are the suite's heaviest calls, so each (package, seed) is computed once h
 not once per pytest-xdist worker: the workers share the pickled tables through a folder in the temp dir
 (:func:`shared_dir`), which the controller removes when the run ends (``conftest.py``). A test that must see
 a *fresh* run (the reproducibility checks) calls the builder itself and compares with the cached one.
+
+The 20 unseen seeds of each chapter are audited once, into a committed record (``scripts/seed_audit.py``); a test
+run re-computes a random sample of them (:func:`sample_seeds`, drawn anew each run from :data:`SALT_ENV`).
 """
 
 from __future__ import annotations
@@ -14,6 +17,9 @@ import fcntl
 import importlib
 import os
 import pickle
+import random
+import secrets
+import sys
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
@@ -31,6 +37,33 @@ def package(name: str):
 def unseen_seeds(name: str) -> list[int]:
     own = set(getattr(package(name), "CHAPTER_SEEDS", ()))
     return [s for s in ROBUSTNESS_SEEDS if s not in own][:N_SEEDS]
+
+
+#: The environment variable holding this run's sample salt (set by ``conftest.py``, inherited by the xdist workers):
+#: set it by hand to re-draw a failing run's sample.
+SALT_ENV = "THEORYBOOK_AUDIT_SALT"
+#: How many recorded seeds per chapter a test run re-computes (at least 2).
+N_SAMPLE = max(2, int(os.environ.get("THEORYBOOK_AUDIT_SAMPLE", "2")))
+
+
+def salt() -> str:
+    """This run's sample salt: the same in every xdist worker of one run, different between runs."""
+    return os.environ.setdefault(SALT_ENV, secrets.token_hex(4))
+
+
+def sample_seeds(name: str, k: int = N_SAMPLE) -> list[int]:
+    """``k`` of the chapter's unseen seeds, drawn from this run's :func:`salt` (a different sample each run)."""
+    seeds = unseen_seeds(name)
+    return sorted(random.Random(f"{salt()}:{name}").sample(seeds, min(k, len(seeds))))
+
+
+def _seed_audit():
+    root = str(Path(__file__).resolve().parents[1] / "scripts")
+    if root not in sys.path:
+        sys.path.insert(0, root)
+    import seed_audit
+
+    return seed_audit
 
 
 #: The environment variable naming the folder the test processes of one run share (set by ``conftest.py``).
@@ -70,7 +103,8 @@ def _shared(key: str, build: Callable[[], Verdicts]) -> Verdicts:
 
 @cache
 def seeded(name: str, seed: int) -> Verdicts:
-    v = _shared(f"{name}-{seed}", lambda: package(name).seeded_verdicts(seed))
+    # one intra-op thread, as in the audit that recorded the seed (scripts/seed_audit.py)
+    v = _shared(f"{name}-{seed}", lambda: _seed_audit().seeded_verdicts(name, seed))
     assert isinstance(v, Verdicts) and v.rows, f"{name}.seeded_verdicts({seed}) returned no rows"
     return v
 
