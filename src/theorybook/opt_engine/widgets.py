@@ -106,12 +106,16 @@ def panel_summary(problem: str = "tsp", size_rank: int = 5, instances: int = 6, 
         k = kk
     else:
         mode = "cached (the chapter's study)"
-        rs = [x for x in _CACHE["records"] if x.problem == p and x.size == n]
+        avail = [x for x in _CACHE["records"] if x.problem == p and x.size == n]
+        rs = avail[:k]  # the first k of the study's instances (all it has when k is larger)
+        if k > len(avail):
+            mode += f"; the study has {len(avail)} instances here"
         k = len(rs)
         feas = [x.standin_feasible for x in rs]
         acc = [grade(x.standin, x.answer, rtol=r) for x in rs]
         pf, pa = [], []
         om = [o for o in (_CACHE["omissions"] or []) if o.problem == p and o.family == fam and o.size == n]
+        om = om[:k]
         pf, pa = [o.feasible for o in om], [grade(o.relaxed, o.answer, rtol=r) for o in om]
         if fam is not None and not om:
             mode += "; perturbed models are cached only at the largest size"
