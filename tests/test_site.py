@@ -1190,12 +1190,17 @@ STATIC_MIN_VALUES = 4  # theorybook.widgets.OTHER_VALUES: every other control (a
 STATIC_PAGE_BYTES = 2_000_000  # theorybook.widgets.PAGE_BYTES: what a page's explorers may add
 TAB_PRESSES = 4  # key presses from the top of a chapter to its explorer's first control
 
+STATIC_DENSITY = 1.9  # frame pixels per displayed CSS pixel at least (drawn at 2×, less the crop to its content)
+
 STATIC_WEIGHT = r"""
 return Array.from(document.querySelectorAll('main .tb-static-panel')).map((p) => {
   const d = JSON.parse(p.querySelector('script.tb-static-data').textContent);
-  return {bytes: p.querySelector('script.tb-static-data').textContent.length
-                 + (p.querySelector('img.tb-static-frame').getAttribute('src') || '').length,
-          controls: d.controls, nstates: d.states.length};
+  const img = p.querySelector('img.tb-static-frame');
+  const cs = getComputedStyle(p);
+  return {bytes: p.querySelector('script.tb-static-data').textContent.length + (img.getAttribute('src') || '').length,
+          controls: d.controls, nstates: d.states.length, naturalWidth: img.naturalWidth,
+          shownWidth: img.getBoundingClientRect().width,
+          boxWidth: p.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight)};
 });
 """
 
@@ -1220,6 +1225,12 @@ def check_static_coverage(browser, page: str) -> list[dict]:
     out = []
     for pi, panel in enumerate(panels):
         ctl = panel["controls"]
+        # the frame is drawn for its box: shown at the box's full width, with twice its pixels
+        print(f"{page} panel {pi}: frame {panel['naturalWidth']} px shown {panel['shownWidth']:.0f} CSS px in a "
+              f"{panel['boxWidth']:.0f} px box, {panel['bytes']} bytes")
+        assert panel["shownWidth"] >= 0.98 * panel["boxWidth"], f"{page}: frame narrower than its box"
+        assert panel["naturalWidth"] >= STATIC_DENSITY * panel["shownWidth"], \
+            f"{page}: frame {panel['naturalWidth']} px for {panel['shownWidth']:.0f} CSS px (< {STATIC_DENSITY}×)"
         assert panel["nstates"] >= STATIC_MIN_STATES, f"{page}: {panel['nstates']} states < {STATIC_MIN_STATES}"
         for c in ctl:
             if c["liveOnly"]:
@@ -1253,7 +1264,8 @@ def check_static_coverage(browser, page: str) -> list[dict]:
             browser.execute_script(STATIC_MOVE, pi, p1, k1)
             browser.execute_script(STATIC_MOVE, pi, p2, k2)
         out.append({"page": page, "panel": pi, "states": panel["nstates"], "bytes": panel["bytes"],
-                    "values": {c["name"]: len(c["labels"]) for c in ctl}})
+                    "values": {c["name"]: len(c["labels"]) for c in ctl}, "frame_px": panel["naturalWidth"],
+                    "shown_px": panel["shownWidth"]})
     return out
 
 

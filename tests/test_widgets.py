@@ -276,3 +276,96 @@ def test_precompute_runs_on_one_torch_thread_and_restores_it():
         assert seen == [1, 1, 1] and torch.get_num_threads() == 2
     finally:
         torch.set_num_threads(before)
+
+
+# ---------------------------------------------------------------------------- every chapter's explorer, as the book
+
+import importlib  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+from theorybook import widgets as tw  # noqa: E402
+
+CHAPTERS = ("adam_degenerate", "sam_saddle", "annealing_robustness", "grasp", "small_vs_large", "lmo_batch_scaling",
+            "dash_shampoo", "pogo_orthogonal", "performative", "linear_contracts", "flat_minima", "thompson_online",
+            "colora", "cdeq", "drut_hamiltonian", "jose_precoding", "opt_engine", "robust_lotteries", "gdro_grpo")
+
+
+def _chapter_args(slug: str) -> tuple[tuple, dict]:
+    """What the chapter passes to its ``explorer`` in the book, at a smoke scale (cdeq's run, lmo's maps, opt_engine's
+    cached study: the book's panel reads it, so the instances it shows come from there)."""
+    if slug == "cdeq":
+        from theorybook.cdeq import run_experiment
+
+        return (run_experiment(1, steps=30, width=16, batch=32, teacher_steps=20, nfe_max=16, solver_max=9),), {}
+    if slug == "lmo_batch_scaling":
+        import theorybook.lmo_batch_scaling as lbs
+
+        return (lbs.chapter_maps(1, scale="tiny", muon=True),), {}
+    if slug == "opt_engine":
+        from theorybook.opt_engine.experiment import LADDER, accuracy_study
+
+        return (), {"records": accuracy_study(0, classes=("tsp",), ladder={"tsp": LADDER["tsp"]},
+                                              counts={"tsp": 2}), "omissions": []}
+    return (), {}
+
+
+def _declared_panel(slug: str, monkeypatch) -> dict:
+    """The chapter's ``explorer(...)`` with ``live_panel`` recorded instead of built: its controls, render, rows
+    and keyword arguments (primary, live_only, states)."""
+    mod = importlib.import_module(f"theorybook.{slug}.widgets")
+    got: dict = {}
+
+    def record(controls, render, rows=None, **kw):
+        got.update(controls=controls, render=render, rows=rows, kw=kw)
+
+    monkeypatch.setattr(tw, "live_panel", record)
+    if hasattr(mod, "live_panel"):
+        monkeypatch.setattr(mod, "live_panel", record)
+    args, kwargs = _chapter_args(slug)
+    mod.explorer(*args, **kwargs)
+    return got
+
+
+def _pixels(fig, density: float = 1.0) -> np.ndarray:
+    return np.asarray(tw._frame_image(fig, density=density))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("slug", CHAPTERS)
+def test_every_explorer_control_changes_the_frame_and_text_fits_the_box(slug, monkeypatch):
+    """For every chapter's static explorer: the default frame, drawn for the explorer's box, has its smallest text
+    (legends included) at ≥ MIN_TEXT_PX CSS pixels and twice the box's pixels across (less the crop); and every
+    control that is not live-only changes the picture — each of its static values (the others at the default)
+    draws a frame whose pixels differ from the default's (drawn at 1×, the reader's screen, to keep it fast)."""
+    got = _declared_panel(slug, monkeypatch)
+    controls, render, kw = got["controls"], got["render"], got["kw"]
+    order = [n for row in (got["rows"] or [list(controls)]) for n in row]
+    names = order + [n for n in controls if n not in order]
+    live_only = set(kw.get("live_only", ()))
+    primary = tuple(kw.get("primary") or tw.default_primary(controls, [n for n in names if n not in live_only]))
+    axes = [tw.control_values(n, controls[n], n=tw.PRIMARY_VALUES if n in primary else tw.OTHER_VALUES,
+                              live_only=n in live_only) for n in names]
+    default = {a.name: a.values[a.default] for a in axes}
+    fig, _ = render(**default)
+    img = tw._frame_image(fig)
+    px = tw.text_px(fig)
+    plt.close("all")
+    assert px >= tw.MIN_TEXT_PX - 1e-9, f"{slug}: smallest text {px:.1f} CSS px at {tw.FRAME_CSS_PX} px"
+    assert 0.95 * tw.DENSITY * tw.FRAME_CSS_PX <= img.size[0] <= tw.DENSITY * tw.FRAME_CSS_PX + 1, img.size
+    fig, _ = render(**default)
+    base = _pixels(fig)
+    plt.close("all")
+    dead = []
+    for a in axes:
+        if a.live_only:
+            continue
+        for k, v in enumerate(a.values):
+            if k == a.default:
+                continue
+            fig, _ = render(**{**default, a.name: v})
+            frame = _pixels(fig)
+            plt.close("all")
+            if frame.shape == base.shape and np.array_equal(frame, base):
+                dead.append(f"{a.name} = {a.labels[k]}")
+    assert not dead, f"{slug}: these settings draw the default's frame (the control changes nothing visible): {dead}"

@@ -9,8 +9,14 @@ line, never raised: a widget must not crash at any slider position (a diverging 
 chapter is executed headless for the book (see :func:`_static_enabled`; ``scripts/offline_assets.py`` also sets
 ``THEORYBOOK_STATIC_PANELS=1`` for the build; ``live_panel(..., static=True)`` forces it), :func:`live_panel`
 also evaluates ``render`` on a declared set of states and displays a :class:`StaticExplorer` before the live
-widget: an HTML output with the frames (palette PNG at screen resolution, identical frames stored once) and a JSON
-of states, which ``_static/static-panels.js`` turns into native controls.
+widget: an HTML output with the frames and a JSON of states, which ``_static/static-panels.js`` turns into native
+controls.
+
+*Frames for the box they sit in* (:func:`_frame_image`): a frame is shown at the full width of the explorer's box
+(:data:`FRAME_CSS_PX` CSS pixels at a 1400 px window) and drawn with :data:`DENSITY` times as many pixels; a figure
+is shrunk (:func:`frame_scale`) until its smallest text is :data:`MIN_TEXT_PX` CSS pixels on screen. Identical
+frames are stored once; the frames are exact palette PNGs when they fit :data:`PAGE_BYTES`, else all transcoded to
+AVIF at the highest quality that fits (:func:`_fit_frames`).
 
 *Which states* (:func:`derive_states`): the panel's two primary controls (``primary=``, default
 :func:`default_primary`) at :data:`PRIMARY_VALUES` values each (sliders evenly over their range, the default
@@ -62,7 +68,19 @@ MIN_STATES = PRIMARY_VALUES ** 2  # what a panel with two primaries of PRIMARY_V
 # Encoded frames a panel may add to its page (base64 in the HTML). Not a cut: the state set never depends on it;
 # tests/test_site.py and bench/static_panels.py fail a page whose explorers add more.
 PAGE_BYTES = 2_000_000
-DPI = 64  # frames at screen resolution: a two-panel 8.8 in figure is ~560 px wide
+# Frames are drawn for the box they are shown in: the explorer's content box is FRAME_CSS_PX wide in the book's
+# column at a 1400 px window (_static/static-panels.css shows the frame at the box's full width), the PNG has
+# DENSITY times as many pixels (sharp on a high-density screen), and a figure is shrunk until its smallest text is
+# MIN_TEXT_PX CSS pixels on screen (see frame_scale).
+FRAME_CSS_PX = 746
+DENSITY = 2.0
+MIN_TEXT_PX = 11.0
+FRAME_COLORS = 128  # palette size of an exact (PNG) frame
+# When a panel's exact frames do not fit PAGE_BYTES, every frame is transcoded at the highest of these qualities
+# (AVIF) that fits: the most readable frames under the budget (see _fit_frames).
+FRAME_QUALITIES = (80, 70, 60, 50, 45, 40, 35, 30, 25, 20, 15)
+FRAME_BUDGET = 0.97  # share of PAGE_BYTES the frames of a page's explorer may take (the rest: states' JSON)
+DPI = None  # no fixed dpi any more (it follows from FRAME_CSS_PX and the figure's width); kept for bench records
 SCHEMA = 2
 
 
@@ -284,19 +302,45 @@ def _canvas(fig: Any) -> Any:
     return _SharedRendererCanvas(fig)
 
 
-def _encode(fig: Any, dpi: int) -> str | None:
-    """The figure as a PNG data URI at ``dpi``: drawn once by Agg, cropped to its content (as the inline
-    backend's tight bbox) and reduced to a 128-colour palette (Pillow; matplotlib's own PNG without it)."""
-    if not hasattr(fig, "savefig"):
-        return None
-    try:
-        import numpy as np
-        from PIL import Image, ImageChops
-    except ImportError:  # pragma: no cover - Pillow is a matplotlib dependency
-        buf = io.BytesIO()
-        fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
-        return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
-    fig.set_dpi(dpi)
+def _visible_text_sizes(fig: Any) -> list[float]:
+    """Font sizes (points) of every visible, non-empty text of ``fig``: legends, tick labels, titles, labels,
+    annotations."""
+    from matplotlib.text import Text
+
+    return [float(t.get_fontsize()) for t in fig.findobj(Text)
+            if t.get_visible() and t.get_text().strip() and t.get_figure() is not None]
+
+
+def frame_scale(fig: Any, box_px: float = FRAME_CSS_PX, min_text_px: float = MIN_TEXT_PX) -> float:
+    """The factor (≤ 1) by which ``fig``'s size in inches is reduced so that, shown ``box_px`` CSS pixels wide, its
+    smallest text is at least ``min_text_px`` CSS pixels: a figure of width ``w`` inches shown ``box_px`` wide draws a
+    ``p``-point text ``p × box_px / (72 w)`` pixels high. The whole figure shrinks (text, lines and markers keep
+    their proportions, as when zooming), the aspect is kept; a figure narrow enough already is left as it is."""
+    sizes = _visible_text_sizes(fig)
+    if not sizes:
+        return 1.0
+    width = float(fig.get_size_inches()[0])
+    return min(1.0, min(sizes) * box_px / (72.0 * min_text_px * width))
+
+
+def text_px(fig: Any, box_px: float = FRAME_CSS_PX) -> float:
+    """The smallest text of ``fig`` in CSS pixels when the figure is shown ``box_px`` wide (at its current size)."""
+    sizes = _visible_text_sizes(fig)
+    return min(sizes) * box_px / (72.0 * float(fig.get_size_inches()[0])) if sizes else float("inf")
+
+
+def _frame_image(fig: Any, box_px: float = FRAME_CSS_PX, density: float = DENSITY) -> Any:
+    """``fig`` drawn for the explorer's box (a Pillow RGB image): shrunk by :func:`frame_scale` so that its smallest
+    text reaches :data:`MIN_TEXT_PX` on screen, drawn by Agg ``density × box_px`` pixels wide (twice the CSS pixels:
+    sharp on a high-density screen), cropped to its content as the inline backend's tight bbox."""
+    import numpy as np
+    from PIL import Image, ImageChops
+
+    s = frame_scale(fig, box_px)
+    w, h = fig.get_size_inches()
+    if s < 1.0:
+        fig.set_size_inches(w * s, h * s)
+    fig.set_dpi(density * box_px / float(fig.get_size_inches()[0]))
     canvas = _canvas(fig)
     canvas.draw()
     img = Image.fromarray(np.asarray(canvas.buffer_rgba())[..., :3].copy())
@@ -305,10 +349,92 @@ def _encode(fig: Any, dpi: int) -> str | None:
         pad = 4
         img = img.crop((max(0, bbox[0] - pad), max(0, bbox[1] - pad),
                         min(img.size[0], bbox[2] + pad), min(img.size[1], bbox[3] + pad)))
+    return img
+
+
+def _encode_image(img: Any) -> str:
+    """A frame as an exact data URI: the image reduced to a :data:`FRAME_COLORS`-colour palette, as PNG. Settings
+    that draw the same figure give the same URI (one frame); :func:`_fit_frames` may transcode it afterwards."""
+    from PIL import Image
+
+    pal = img.quantize(colors=FRAME_COLORS, method=Image.Quantize.FASTOCTREE, dither=Image.Dither.NONE)
     out = io.BytesIO()
-    img.quantize(colors=128, method=Image.Quantize.FASTOCTREE, dither=Image.Dither.NONE).save(
-        out, format="PNG", optimize=True)
+    pal.save(out, format="PNG", compress_level=1)  # fast: _fit_frames compresses it fully if it is kept as PNG
     return "data:image/png;base64," + base64.b64encode(out.getvalue()).decode("ascii")
+
+
+def _optimize_png(uri: str) -> str:
+    """The same PNG, fully compressed (the same pixels, about a tenth fewer bytes)."""
+    from PIL import Image
+
+    out = io.BytesIO()
+    Image.open(io.BytesIO(base64.b64decode(uri.split(",", 1)[1]))).save(out, format="PNG", optimize=True)
+    return "data:image/png;base64," + base64.b64encode(out.getvalue()).decode("ascii")
+
+
+def _lossy_format() -> str:
+    """AVIF where Pillow can write it (Chromium, Firefox and Safari show it), else WebP."""
+    from PIL import features
+
+    return "avif" if features.check("avif") else "webp"
+
+
+def _transcode(uri: str, quality: int) -> str:
+    """A PNG frame URI re-encoded lossily at ``quality`` (:func:`_lossy_format`; full chroma for AVIF, so thin
+    coloured lines keep their colour; one thread, so the bytes do not depend on the machine)."""
+    from PIL import Image
+
+    img = Image.open(io.BytesIO(base64.b64decode(uri.split(",", 1)[1]))).convert("RGB")
+    out = io.BytesIO()
+    fmt = _lossy_format()
+    if fmt == "avif":
+        img.save(out, format="AVIF", quality=quality, speed=8, subsampling="4:4:4", max_threads=1)
+    else:  # pragma: no cover - Pillow without libavif
+        img.save(out, format="WEBP", quality=quality, method=4)
+    return f"data:image/{fmt};base64," + base64.b64encode(out.getvalue()).decode("ascii")
+
+
+def _fit_frames(frames: list[str], first: int, budget: int, workers: int = 1) -> tuple[list[str], dict]:
+    """The panel's frames within ``budget`` bytes (frame ``first`` counts twice: it is also the ``<img>``'s
+    source): the exact palette PNGs when they fit; else every frame transcoded (:func:`_transcode`) at the highest
+    of :data:`FRAME_QUALITIES` whose total fits (chosen on a sample of frames, then checked on all of them; the
+    lowest quality when none fits — the page-weight tests then fail). Returns the frames and what was chosen."""
+
+    def total(fs: list[str]) -> int:
+        return sum(map(len, fs)) + (len(fs[first]) if 0 <= first < len(fs) else 0)
+
+    if not frames or total(frames) <= budget * 1.3:  # fully compressed, PNG frames take ~0.9 of these bytes
+        png = _fork_map(lambda i: _optimize_png(frames[i]), len(frames), workers)
+        if total(png) <= budget:
+            return png, {"format": "png", "quality": None, "frame_bytes": total(png)}
+    sample = sorted({round(i * (len(frames) - 1) / 7) for i in range(8)}) if len(frames) > 8 else \
+        list(range(len(frames)))
+    share = total(frames) / max(1, sum(len(frames[i]) for i in sample))  # PNG bytes of all vs of the sample
+
+    def fits(j: int) -> bool:  # the sample's estimate at FRAME_QUALITIES[j] (bytes grow with the quality)
+        return sum(len(_transcode(frames[i], FRAME_QUALITIES[j])) for i in sample) * share <= budget * 1.02
+
+    lo, hi = 0, len(FRAME_QUALITIES) - 1  # bisection for the first (highest) quality that fits: ~4 samples
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if fits(mid):
+            hi = mid
+        else:
+            lo = mid + 1
+    out: list[str] = frames
+    for q in FRAME_QUALITIES[lo:]:
+        out = _fork_map(lambda i, q=q: _transcode(frames[i], q), len(frames), workers)
+        if total(out) <= budget:
+            break
+    return out, {"format": _lossy_format(), "quality": q, "frame_bytes": total(out)}
+
+
+def _encode(fig: Any, box_px: float = FRAME_CSS_PX) -> str | None:
+    """The figure as a frame for the explorer's box (:func:`_frame_image`, :func:`_encode_image`); ``None`` for
+    something that is not a figure."""
+    if not hasattr(fig, "savefig"):
+        return None
+    return _encode_image(_frame_image(fig, box_px))
 
 
 @dataclass(repr=False)
@@ -388,7 +514,7 @@ class StaticExplorer:
 def precompute(controls: Mapping[str, Any], render: Callable[..., tuple[Any, Any]],
                order: Sequence[str] | None = None, *, states: Iterable[Mapping[str, Any]] | None = None,
                primary: Sequence[str] | None = None, live_only: Sequence[str] = (),
-               dpi: int = DPI, workers: int | None = None) -> StaticExplorer:
+               box_px: float = FRAME_CSS_PX, workers: int | None = None) -> StaticExplorer:
     """Evaluate ``render`` on every one of the panel's states (``states``, or :func:`derive_states` on the
     ``primary`` controls at :data:`PRIMARY_VALUES` values and the others at :data:`OTHER_VALUES`), on ``workers``
     processes (default: ``THEORYBOOK_STATIC_WORKERS``, else ``os.cpu_count()``; forked, so they inherit
@@ -417,17 +543,14 @@ def precompute(controls: Mapping[str, Any], render: Callable[..., tuple[Any, Any
         workers = 1
     t0, c0, k0 = time.perf_counter(), time.process_time(), _children_cpu()
     kwargs = [{a.name: a.values[k] for a, k in zip(axes, s, strict=True)} for s in planned]
-    if workers == 1:
-        with _one_torch_thread():
-            results = [_render_state(render, kw, dpi) for kw in kwargs]
-    else:
-        results = _render_forked(render, kwargs, dpi, workers)
+    results = _fork_map(lambda i: _render_state(render, kwargs[i], box_px), len(kwargs), workers)
     statuses: list[str] = []
     frame_of: list[int] = []
     frames: list[str] = []
     index: dict[str, int] = {}
     failed = 0
     for status, uri in results:
+        status = str(status)
         statuses.append(status)
         if uri is None:
             failed += 1
@@ -437,10 +560,14 @@ def precompute(controls: Mapping[str, Any], render: Callable[..., tuple[Any, Any
             index[uri] = len(frames)
             frames.append(uri)
         frame_of.append(index[uri])
-    wall = time.perf_counter() - t0
-    meta = {"wall_s": round(wall, 3), "cpu_s": round(time.process_time() - c0 + _children_cpu() - k0, 3),
-            "workers": workers}
-    return StaticExplorer(axes, list(planned), statuses, frame_of, frames, wall, primary, failed, meta)
+    ex = StaticExplorer(axes, list(planned), statuses, frame_of, frames, 0.0, primary, failed)
+    first = frame_of[0] if frame_of else -1
+    rest = ex.nbytes - sum(map(len, frames)) - (len(frames[first]) if first >= 0 else 0)  # states, controls
+    ex.frames, chosen = _fit_frames(frames, first, int(PAGE_BYTES * FRAME_BUDGET) - rest, workers)
+    ex.seconds = wall = time.perf_counter() - t0
+    ex.meta = {"wall_s": round(wall, 3), "cpu_s": round(time.process_time() - c0 + _children_cpu() - k0, 3),
+               "workers": workers, **chosen}
+    return ex
 
 
 def _children_cpu() -> float:
@@ -452,7 +579,8 @@ def _children_cpu() -> float:
     return ru.ru_utime + ru.ru_stime
 
 
-def _render_state(render: Callable[..., tuple[Any, Any]], kwargs: dict, dpi: int) -> tuple[str, str | None]:
+def _render_state(render: Callable[..., tuple[Any, Any]], kwargs: dict,
+                  box_px: float = FRAME_CSS_PX) -> tuple[str, str | None]:
     """``(status line, frame as a PNG data URI)`` of one setting; ``(error, None)`` when ``render`` raised (or drew
     no figure)."""
     import matplotlib.pyplot as plt
@@ -467,7 +595,7 @@ def _render_state(render: Callable[..., tuple[Any, Any]], kwargs: dict, dpi: int
         try:
             fig, result = render(**kwargs)
             status = _status(result)
-            uri = _encode(fig, dpi)
+            uri = _encode(fig, box_px)
         except Exception as err:  # noqa: BLE001 - a failing setting is shown, never raised
             status = _error_status(err)
         finally:
@@ -476,26 +604,30 @@ def _render_state(render: Callable[..., tuple[Any, Any]], kwargs: dict, dpi: int
     return status, uri
 
 
-def _render_forked(render: Callable[..., tuple[Any, Any]], kwargs: list[dict], dpi: int,
-                   workers: int) -> list[tuple[str, str | None]]:
-    """:func:`_render_state` of every setting, on ``workers`` forked children: child ``w`` renders settings
+def _fork_map(fn: Callable[[int], Any], n: int, workers: int) -> list:
+    """``[fn(0), …, fn(n − 1)]`` (JSON values), on ``workers`` forked children: child ``w`` computes items
     ``w, w + workers, …`` (the costly ones are spread evenly) on one torch thread and sends back JSON through a
-    pipe; it never returns into the kernel (``os._exit``). A child that fails has its settings rendered here."""
-    results: list[tuple[str, str | None] | None] = [None] * len(kwargs)
+    pipe; it never returns into the kernel (``os._exit``). A child that fails has its items computed here. With one
+    worker (or no ``os.fork``) everything runs here, on one torch thread."""
+    if workers <= 1 or n <= 1 or not hasattr(os, "fork"):
+        with _one_torch_thread():
+            return [fn(i) for i in range(n)]
+    workers = min(workers, n)
+    results: list = [None] * n
     children = []
     sys.stdout.flush()
     sys.stderr.flush()
     for w in range(workers):
         rfd, wfd = os.pipe()
         pid = os.fork()
-        if pid == 0:  # the child: render, send, exit without running the parent's clean-up
+        if pid == 0:  # the child: compute, send, exit without running the parent's clean-up
             code = 1
             try:
                 os.close(rfd)
                 torch = sys.modules.get("torch")
                 if torch is not None:
                     torch.set_num_threads(1)
-                out = [_render_state(render, kwargs[i], dpi) for i in range(w, len(kwargs), workers)]
+                out = [fn(i) for i in range(w, n, workers)]
                 with os.fdopen(wfd, "wb") as f:
                     f.write(json.dumps(out).encode("utf-8"))
                 code = 0
@@ -507,17 +639,17 @@ def _render_forked(render: Callable[..., tuple[Any, Any]], kwargs: list[dict], d
         with os.fdopen(rfd, "rb") as f:
             data = f.read()
         _, status = os.waitpid(pid, 0)
-        mine = range(w, len(kwargs), workers)
+        mine = range(w, n, workers)
         try:
             got = json.loads(data) if status == 0 else None
         except ValueError:
             got = None
         if got is None or len(got) != len(mine):  # pragma: no cover - a crashed child: do its share here
             with _one_torch_thread():
-                got = [_render_state(render, kwargs[i], dpi) for i in mine]
-        for i, (st, uri) in zip(mine, got, strict=True):
-            results[i] = (st, uri)
-    return results  # type: ignore[return-value]
+                got = [fn(i) for i in mine]
+        for i, r in zip(mine, got, strict=True):
+            results[i] = r
+    return results
 
 
 @contextlib.contextmanager

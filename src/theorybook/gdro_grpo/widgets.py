@@ -96,5 +96,8 @@ def explorer():
         "arm_max": w.IntSlider(value=12, min=2, max=16, description="largest arm", style=style),
         "skew": w.FloatSlider(value=1.0, min=0.0, max=2.0, step=0.1, description="topic skew", style=style),
     }
+    # The largest arm acts only on Rollout-GDRO's allocation (Prompt-GDRO and GRPO use n̄ rollouts per prompt); the
+    # static explorer moves each other control with the variant at its default, Prompt-GDRO, where it cannot change
+    # the picture: live only there.
     return live_panel(controls, render, rows=[["method", "eta_q", "gamma"], ["beta", "bins", "hysteresis"],
-                                              ["n_bar", "arm_max", "skew"]])
+                                              ["n_bar", "arm_max", "skew"]], live_only=["arm_max"])

@@ -114,6 +114,10 @@ def render(s: int = 800, n_actions: int = 10, n_outcomes: int = 6, delta: float 
     theory_line(ax, c["alpha"], c["U"], label="U (exact population)")
     ax.axvline(res.alpha_star, color="black", lw=0.8, ls=":", label=f"α* = {res.alpha_star:.3f}")
     ax.axvline(res.alpha_hat, color=COLORS[1], lw=0.8, ls=":", label=f"α̂ (EUM) = {res.alpha_hat:.3f}")
+    attained = (f"attained at α*: U = {res.agent_best:.5f}" if tie == "principal" else
+                f"agent ties: best attained U = {res.agent_best:.5f} < sup")
+    ax.plot([res.alpha_star], [res.agent_best], "o" if tie == "principal" else "v", color="black", ms=6,
+            mfc="black" if tie == "principal" else "white", label=attained)
     ax.set_xlim(0, 1)
     ax.set_ylim(0, max(float(np.max(c["U"])) + res.band, float(np.max(c["U_hat"]))) * 1.15 + 1e-9)
     label_axes(ax, "linear contract α", "principal's utility", f"n = {int(n_actions)}, m = {int(n_outcomes)}")

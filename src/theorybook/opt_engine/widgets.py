@@ -56,6 +56,8 @@ class Panel(NamedTuple):
     instance: dict
     mode: str
     label: str
+    gaps: tuple = ()  # the stand-in's relative gap |value − optimum|/|optimum| on each graded instance
+    rung: int = 0  # the ladder rung asked for (the size is the ladder's last when the class has fewer)
 
 
 def panel_summary(problem: str = "tsp", size_rank: int = 5, instances: int = 6, perturb: str = "none",
@@ -63,7 +65,8 @@ def panel_summary(problem: str = "tsp", size_rank: int = 5, instances: int = 6, 
     """Grade ``instances`` records of ``problem`` at the ``size_rank``-th size of its ladder (clipped)."""
     p = one_of("problem", problem, CLASSES)
     lad = LADDER[p]
-    n = lad[min(integer("size_rank", size_rank, 1, 10), len(lad)) - 1]
+    rung = integer("size_rank", size_rank, 1, 10)
+    n = lad[min(rung, len(lad)) - 1]
     k = integer("instances", instances, 1, 40)
     pert = one_of("perturb", perturb, PERTURB)
     r = number("rtol", rtol, 0.0, 0.5)
@@ -86,16 +89,17 @@ def panel_summary(problem: str = "tsp", size_rank: int = 5, instances: int = 6, 
         mode = (f"feasibility only: one exact solve takes ≈ {per:.2f} s here; pass the chapter's study to "
                 "explorer() for accuracy")
         label = f"{p}, size {n}, {k} instances — stand-in feasible {np.mean(feas):.2f} [{mode}]"
-        return Panel(p, n, k, bars, inst.params, mode, label)
+        return Panel(p, n, k, bars, inst.params, mode, label, (), rung)
     if live or not cached:
         kk = k if live else max(1, int(BUDGET_S / per))
         mode = "live" if live else f"live, capped at {kk} instances (no cache)"
-        feas, acc, pf, pa = [], [], [], []
+        feas, acc, pf, pa, gaps = [], [], [], [], []
         for s in range(kk):
             inst = generate(p, n, seed=s)
             x = stand_in(p, inst.params)
             feas.append(is_feasible(p, inst.params, x))
             acc.append(grade(objective(p, inst.params, x), inst.answer, rtol=r))
+            gaps.append(_gap(objective(p, inst.params, x), inst.answer))
             if fam is not None:
                 kw = {"omit": fam} if pert == "omit family" else {}
                 truth = inst.answer if pert == "omit family" else solve(p, inst.params, add=fam,
@@ -106,12 +110,17 @@ def panel_summary(problem: str = "tsp", size_rank: int = 5, instances: int = 6, 
         k = kk
     else:
         mode = "cached (the chapter's study)"
-        rs = [x for x in _CACHE["records"] if x.problem == p and x.size == n]
+        avail = [x for x in _CACHE["records"] if x.problem == p and x.size == n]
+        rs = avail[:k]  # the first k of the study's instances (all it has when k is larger)
+        if k > len(avail):
+            mode += f"; the study has {len(avail)} instances here"
         k = len(rs)
         feas = [x.standin_feasible for x in rs]
         acc = [grade(x.standin, x.answer, rtol=r) for x in rs]
+        gaps = [_gap(x.standin, x.answer) for x in rs]
         pf, pa = [], []
         om = [o for o in (_CACHE["omissions"] or []) if o.problem == p and o.family == fam and o.size == n]
+        om = om[:k]
         pf, pa = [o.feasible for o in om], [grade(o.relaxed, o.answer, rtol=r) for o in om]
         if fam is not None and not om:
             mode += "; perturbed models are cached only at the largest size"
@@ -123,7 +132,13 @@ def panel_summary(problem: str = "tsp", size_rank: int = 5, instances: int = 6, 
     note = "" if fam is not None or pert == "none" else f" ({pert}: none defined for {p})"
     label = (f"{p}, size {n}, {k} instances, tolerance {r:g} — " + " · ".join(
         f"{name}: feasible {f:.2f}, accurate {a:.2f}" for name, (f, a) in bars.items()) + f" [{mode}]{note}")
-    return Panel(p, n, k, bars, inst.params, mode, label)
+    return Panel(p, n, k, bars, inst.params, mode, label, tuple(gaps), rung)
+
+
+def _gap(pred, truth) -> float:
+    """|pred − truth| / |truth| (inf without a finite prediction): graded against the tolerance."""
+    pv = float(pred) if pred is not None else float("nan")
+    return abs(pv - float(truth)) / max(abs(float(truth)), 1e-300) if np.isfinite(pv) else float("inf")
 
 
 def _draw_instance(ax, p: str, params: dict) -> None:
@@ -137,7 +152,7 @@ def _draw_instance(ax, p: str, params: dict) -> None:
             ax.plot(*c[[i, j]].T, color="black", ls="--", lw=1)
         ax.scatter(*c.T, color=COLORS[0], zorder=3, s=15)
         d = _dist(c)
-        label_axes(ax, "x", "y", f"stand-in {d[np.arange(len(succ)), succ].sum():.1f} (orange) vs optimum (dashed)",
+        label_axes(ax, "x", "y", f"stand-in {d[np.arange(len(succ)), succ].sum():.1f} (orange)\nvs optimum (dashed)",
                    legend=False)
     elif p == "knapsack":
         x = stand_in("knapsack", params)
@@ -164,14 +179,27 @@ def render(problem: str = "tsp", size_rank: int = 5, instances: int = 6, perturb
            rtol: float = 0.002):
     """Draw the bars and one instance; returns ``(fig, panel)``."""
     s = panel_summary(problem, size_rank, instances, perturb, rtol)
-    fig, (ax, ax2) = figure(2, width=4.3, height=3.1)
+    fig, (ax, ax3, ax2) = figure(3, width=3.6, height=3.1)
     names = list(s.bars)
     x = np.arange(len(names))
     ax.bar(x - 0.2, [s.bars[k][0] for k in names], width=0.4, color=COLORS[0], label="feasible")
     ax.bar(x + 0.2, [s.bars[k][1] for k in names], width=0.4, color=COLORS[3], label="accurate (within tolerance)")
-    ax.set_xticks(x, [k.replace(" (", "\n(") for k in names], fontsize=7)
-    ax.set_ylim(0, 1.05)
-    label_axes(ax, "", "fraction of instances", f"{s.problem}, size {s.size}")
+    ax.set_xticks(x, [k.replace(" (", "\n(") for k in names], fontsize=8)
+    ax.set_ylim(0, 1.5)
+    ax.set_yticks([0, 0.25, 0.5, 0.75, 1.0])
+    lad = LADDER[s.problem]
+    rung = f"rung {s.rung} of {len(lad)}" if s.rung <= len(lad) else f"rung {s.rung} asked: {len(lad)} rungs"
+    label_axes(ax, "", "fraction of instances", f"{s.problem}, size {s.size}\n({rung})")
+    # the tolerance against what it grades: the stand-in's relative gap on each instance (0 drawn at the floor)
+    floor = 1e-6
+    g = np.asarray(s.gaps, dtype=float)
+    if g.size:
+        ax3.plot(np.arange(g.size), np.clip(np.where(np.isfinite(g), g, 1.0), floor, 1.0), "o", color=COLORS[3],
+                 ms=4, label="stand-in's relative gap (0 at 10⁻⁶)")
+    ax3.axhline(rtol, color="black", ls="--", lw=1, label=f"tolerance {rtol:g}")
+    ax3.set_yscale("log")
+    ax3.set_ylim(floor / 2, 2.0)
+    label_axes(ax3, "instance", "relative gap", "stand-in vs\nthe tolerance")
     _draw_instance(ax2, s.problem, s.instance)
     return fig, s
 

@@ -28,6 +28,8 @@ class Summary(NamedTuple):
     group_win: np.ndarray  # (3, K) guaranteed win rate in each group
     worst_win: np.ndarray  # (3,) worst-case guaranteed win rate over the TV ball of radius ρ
     label: str
+    fitted_win: np.ndarray | None = None  # (3, K) the same guarantee on the sampled margins (what the data say)
+    shares: np.ndarray | None = None  # (K,) the groups' shares of the annotators
 
 
 def summarize(rho: float = 0.4, minority: float = 0.15, dislike: float = 3.0, per_pair: int = 500) -> Summary:
@@ -53,9 +55,10 @@ def summarize(rho: float = 0.4, minority: float = 0.15, dislike: float = 3.0, pe
     lots = np.stack([bt, ml, rob])
     gw = np.array([[guaranteed_win_rate(p, Mtrue[k]) for k in range(K)] for p in lots])
     ww = np.array([(1.0 + _worst_raw(p, Mtrue, w0, r).value) / 2.0 for p in lots])
+    fw = np.array([[guaranteed_win_rate(p, Mh[k]) for k in range(K)] for p in lots])
     label = (f"worst-case win rate at ρ = {r:.2f} (true P): BT top-1 {ww[0]:.3f} · maximal {ww[1]:.3f} · "
              f"robust {ww[2]:.3f}")
-    return Summary(lots, gw, ww, label)
+    return Summary(lots, gw, ww, label, fw, w0)
 
 
 def render(rho: float = 0.4, minority: float = 0.15, dislike: float = 3.0, per_pair: int = 500):
@@ -71,12 +74,20 @@ def render(rho: float = 0.4, minority: float = 0.15, dislike: float = 3.0, per_p
     label_axes(ax, "model (0 = A)", "probability in the lottery", "lotteries fitted on one sample")
     K = s.group_win.shape[1]
     g = np.arange(K)
+    # per group, then the worst case over the TV ball of radius ρ around the groups' shares (what ρ and the
+    # minority's share act on); the markers: the same guarantee on the sampled margins (what the votes act on)
     for i, name in enumerate(_METHODS):
-        ax2.bar(g + (i - 1) * 0.27, s.group_win[i], width=0.27, color=COLORS[i], label=name)
+        ax2.bar(np.append(g, K) + (i - 1) * 0.27, np.append(s.group_win[i], s.worst_win[i]), width=0.27,
+                color=COLORS[i], label=name)
+        (mark,) = ax2.plot(g + (i - 1) * 0.27, s.fitted_win[i], "_", color="black", ms=9, mew=1.5,
+                           label=f"on the sample ({int(per_pair)} votes per pair)")
     ax2.axhline(0.5, color="black", lw=0.8, ls=":")
-    ax2.set_xticks(g, [f"group {k}" for k in range(K)])
+    ticks = [f"group {k}\n{100 * s.shares[k]:.0f} %" for k in range(K)] + [f"ρ = {rho:g}\nworst"]
+    ax2.set_xticks(np.append(g, K), ticks)
     ax2.set_ylim(0, 1)
-    label_axes(ax2, "annotator group", "guaranteed win rate (true P)", "per-group guarantee", legend=False)
+    label_axes(ax2, "annotator group (share)", "guaranteed win rate (true P)", "per-group and worst-case guarantee",
+               legend=False)
+    ax2.legend(handles=[mark], loc="upper left")
     return fig, s
 
 
