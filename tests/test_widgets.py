@@ -369,3 +369,27 @@ def test_every_explorer_control_changes_the_frame_and_text_fits_the_box(slug, mo
             if frame.shape == base.shape and np.array_equal(frame, base):
                 dead.append(f"{a.name} = {a.labels[k]}")
     assert not dead, f"{slug}: these settings draw the default's frame (the control changes nothing visible): {dead}"
+
+
+# ---------------------------------------------------------------------------- what the new panels draw
+
+
+def test_linear_contracts_marks_the_best_attained_contract_where_it_is_attained():
+    """Under agent ties the panel's open triangle is the best utility the principal can attain: the brute-force
+    best response (``principal_utility``, not the panel's kink sums) at the drawn α must give the drawn value, and
+    no kink near α* may give more. The triangle was drawn at α* = 0.5747, where agent ties give 0.1174711, not
+    the 0.1174980 it showed (attained at α = 0.5744)."""
+    from theorybook.device import to_numpy
+    from theorybook.linear_contracts.engine import kinks, principal_utility
+    from theorybook.linear_contracts.widgets import _population, render
+
+    for tie, marker in (("agent", "v"), ("principal", "o")):
+        fig, res = render(tie=tie)
+        (mark,) = [ln for ln in fig.axes[0].lines if ln.get_marker() == marker]
+        plt.close(fig)
+        x, y = float(mark.get_xdata()[0]), float(mark.get_ydata()[0])
+        types = _population(10, 6)
+        assert abs(float(principal_utility(types, x, tie=tie)) - y) < 1e-12, (tie, x, y)
+        pts = kinks(types).points
+        near = pts[np.argsort(np.abs(to_numpy(pts) - res.alpha_star))[:200]]
+        assert float(principal_utility(types, near, tie=tie).max()) <= y + 1e-12, tie

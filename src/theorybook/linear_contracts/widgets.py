@@ -57,6 +57,7 @@ class PanelResult(NamedTuple):
     bound: float  # √(3456 ln(4/δ)/s) [secondary constant]
     agent_best: float  # best value attained under agent-favouring ties (= u_star under principal ties)
     label: str
+    alpha_attained: float = float("nan")  # where agent_best is attained (= alpha_star under principal ties)
 
 
 def panel(s: int = 800, n_actions: int = 10, n_outcomes: int = 6, delta: float = 0.05, tie: str = "principal",
@@ -83,14 +84,21 @@ def panel(s: int = 800, n_actions: int = 10, n_outcomes: int = 6, delta: float =
     R_steps = reward_at_kinks(types)
     last = torch.nonzero(kk.last).ravel()
     R_left = torch.cat([R_steps[:1], R_steps[last[:-1]]])  # value just before each kink group
-    agent_best = max(float(((1.0 - kk.points[last]) * R_left).max()), 0.0) if tie == "agent" else u_star
+    if tie == "agent":  # U at each kink under agent ties: (1 − α) × R just before it; U(1) = 0
+        attained = (1.0 - kk.points[last]) * R_left
+        j = int(attained.argmax())
+        agent_best, alpha_att = float(attained[j]), float(kk.points[last][j])
+        if agent_best <= 0.0:
+            agent_best, alpha_att = 0.0, 1.0
+    else:
+        agent_best, alpha_att = u_star, a_star
     bound = deviation_bound(S, d)
     # the band: multinomial counts (cost independent of s) of BAND_REPS further samples, drawn on the CPU
     counts = np.random.default_rng(sd + 1).multinomial(S, np.full(_N_TYPES, 1.0 / _N_TYPES), size=BAND_REPS)
     sups, _ = _deviation_eum(types, torch.as_tensor(counts / S, dtype=torch.float64, device=types.device))
     band = float(np.quantile(to_numpy(sups), 1.0 - d))
     res = PanelResult(a_star, u_star, float(e.alpha_hat[0]), float(e.utility[0]), sup, band, bound, agent_best,
-                      "")
+                      "", alpha_att)
     tail = (f"sup|Û−U| = {sup:.4f}; its {1 - d:.1%} quantile over {BAND_REPS} samples {band:.4f}; Thm 1.1 bound "
             f"{bound:.3g}")
     if tie == "principal":
@@ -115,8 +123,8 @@ def render(s: int = 800, n_actions: int = 10, n_outcomes: int = 6, delta: float 
     ax.axvline(res.alpha_star, color="black", lw=0.8, ls=":", label=f"α* = {res.alpha_star:.3f}")
     ax.axvline(res.alpha_hat, color=COLORS[1], lw=0.8, ls=":", label=f"α̂ (EUM) = {res.alpha_hat:.3f}")
     attained = (f"attained at α*: U = {res.agent_best:.5f}" if tie == "principal" else
-                f"agent ties: best attained U = {res.agent_best:.5f} < sup")
-    ax.plot([res.alpha_star], [res.agent_best], "o" if tie == "principal" else "v", color="black", ms=6,
+                f"agent ties: best attained U = {res.agent_best:.5f} < sup (at α = {res.alpha_attained:.4f})")
+    ax.plot([res.alpha_attained], [res.agent_best], "o" if tie == "principal" else "v", color="black", ms=6,
             mfc="black" if tie == "principal" else "white", label=attained)
     ax.set_xlim(0, 1)
     ax.set_ylim(0, max(float(np.max(c["U"])) + res.band, float(np.max(c["U_hat"]))) * 1.15 + 1e-9)
