@@ -105,8 +105,8 @@ def panel(s: int = 800, n_actions: int = 10, n_outcomes: int = 6, delta: float =
         label = (f"α* = {a_star:.4f} (U = {u_star:.4f}, attained) · α̂ = {res.alpha_hat:.4f} (U(α̂) = "
                  f"{res.u_alpha_hat:.4f}) · {tail}")
     else:
-        label = (f"agent ties: sup U = {u_star:.5f} is not attained; best attained {agent_best:.5f} "
-                 f"(short by {u_star - agent_best:.2e}) · {tail}")
+        label = (f"agent ties: sup U = {u_star:.5f} is not attained; best attained {agent_best:.5f} at "
+                 f"α = {alpha_att:.4f} (short by {u_star - agent_best:.2e}) · {tail}")
     curves = {"alpha": to_numpy(grid), "U": to_numpy(U), "U_hat": to_numpy(U_hat)}
     return res._replace(label=label), curves
 
@@ -123,7 +123,7 @@ def render(s: int = 800, n_actions: int = 10, n_outcomes: int = 6, delta: float 
     ax.axvline(res.alpha_star, color="black", lw=0.8, ls=":", label=f"α* = {res.alpha_star:.3f}")
     ax.axvline(res.alpha_hat, color=COLORS[1], lw=0.8, ls=":", label=f"α̂ (EUM) = {res.alpha_hat:.3f}")
     attained = (f"attained at α*: U = {res.agent_best:.5f}" if tie == "principal" else
-                f"agent ties: best attained U = {res.agent_best:.5f} < sup (at α = {res.alpha_attained:.4f})")
+                f"agent ties: best attained U = {res.agent_best:.5f} < sup")
     ax.plot([res.alpha_attained], [res.agent_best], "o" if tie == "principal" else "v", color="black", ms=6,
             mfc="black" if tie == "principal" else "white", label=attained)
     ax.set_xlim(0, 1)
