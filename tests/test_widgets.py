@@ -393,3 +393,23 @@ def test_linear_contracts_marks_the_best_attained_contract_where_it_is_attained(
         pts = kinks(types).points
         near = pts[np.argsort(np.abs(to_numpy(pts) - res.alpha_star))[:200]]
         assert float(principal_utility(types, near, tie=tie).max()) <= y + 1e-12, tie
+
+
+def test_opt_engine_gap_legend_hides_no_instance_and_no_tick_label():
+    """The middle panel's legend sits where no gap can be drawn: no instance's dot and no y tick label falls inside
+    it, at the frame's size (it covered instance 0's dot, gap 0.065, and the 10⁰ label at the default)."""
+    from theorybook.opt_engine.widgets import render
+
+    for kw in ({}, {"rtol": 0.1}, {"problem": "knapsack", "size_rank": 1}, {"problem": "transportation"}):
+        fig, s = render(**kw)
+        tw._frame_image(fig, density=1.0)  # drawn at the frame's size: the layout the reader sees
+        r = fig.canvas.get_renderer()
+        ax3 = fig.axes[1]
+        box = ax3.get_legend().get_window_extent(r)
+        (dots,) = [ln for ln in ax3.lines if ln.get_marker() == "o"]
+        xy = ax3.transData.transform(np.column_stack([dots.get_xdata(), dots.get_ydata()]))
+        assert len(xy) == s.n and not any(box.contains(x, y) for x, y in xy), (kw, box, xy)
+        labels = [t for t in ax3.get_yticklabels() if t.get_visible() and t.get_text()
+                  and ax3.get_ylim()[0] <= t.get_position()[1] <= ax3.get_ylim()[1]]
+        assert labels and not any(box.overlaps(t.get_window_extent(r)) for t in labels), kw
+        plt.close(fig)
