@@ -247,11 +247,15 @@ def _checksum(record: dict[str, Any]) -> str:
 
 
 def make_record(slug: str, runs: dict[int, dict[str, Any]], root: Path = ROOT, machine: dict[str, Any] | None = None,
-                probe: dict[str, Any] | None = None) -> dict[str, Any]:
+                probe: dict[str, Any] | None = None, started_key: str | None = None) -> dict[str, Any]:
     """The record of ``slug``: its key, seeds and runs, the ``machine`` that computed them and the round-off
-    ``probe`` (:func:`roundoff`), with a checksum over all of it."""
+    ``probe`` (:func:`roundoff`), with a checksum over all of it. ``started_key``, the key when the audit started:
+    a record whose sources changed while its seeds ran is refused (it would be keyed to sources it did not run)."""
     seeds = verdict_runs.unseen_seeds(slug)
-    rec = {"chapter": slug, "format": FORMAT, "key": key(slug, root), "refresh": refresh_command(slug),
+    now = key(slug, root)
+    if started_key is not None and started_key != now:
+        raise RuntimeError(f"{slug}: its sources changed while the audit ran; run `{refresh_command(slug)}` again")
+    rec = {"chapter": slug, "format": FORMAT, "key": now, "refresh": refresh_command(slug),
            "seeds": seeds, "runs": {str(s): runs[s] for s in seeds}, "machine": machine or fingerprint(),
            "roundoff": probe}
     rec["checksum"] = _checksum(rec)
@@ -471,6 +475,7 @@ def audit(slugs: Iterable[str], jobs: int, root: Path = ROOT, records: Path = RE
     write their records. Returns each chapter's :func:`problems` (a row failing on a seed is recorded, and listed)."""
     slugs = list(slugs)
     seeds = {slug: verdict_runs.unseen_seeds(slug) for slug in slugs}
+    started = {slug: key(slug, root) for slug in slugs}
     tasks = [(slug, s) for slug in slugs for s in seeds[slug]]
     runs: dict[str, dict[int, dict[str, Any]]] = {slug: {} for slug in slugs}
     machines: dict[str, list[dict[str, Any]]] = {slug: [] for slug in slugs}
@@ -505,7 +510,7 @@ def audit(slugs: Iterable[str], jobs: int, root: Path = ROOT, records: Path = RE
                 first = seeds[slug][0]
                 t1 = time.perf_counter()
                 probe = roundoff(slug, first, runs[slug][first])
-                write_record(make_record(slug, runs[slug], root, machines[slug][0], probe), records)
+                write_record(make_record(slug, runs[slug], root, machines[slug][0], probe, started[slug]), records)
                 bad = sum(not r["holds"] for r in runs[slug].values())
                 log(f"seed audit: {slug}: {len(seeds[slug])} seeds, {cpu[slug]:.1f} CPU s, "
                     f"{'every row holds' if not bad else f'{bad} seed(s) with a failing row'}; round-off probe "

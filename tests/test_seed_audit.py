@@ -88,6 +88,23 @@ def test_a_change_elsewhere_leaves_the_record_current(tree):
     assert seed_audit.stale("toy", tree, records) is None
 
 
+def test_sources_edited_while_the_audit_runs_refuse_the_record(tree, monkeypatch):
+    """A record is keyed to the sources its seeds ran: an edit between the audit's start and the record's write
+    (a worker may have imported the old code) refuses the record instead of keying old numbers to new sources."""
+    records = tree / "tests" / "seed_audit"
+    f = tree / "src" / "theorybook" / "toy" / "verdicts.py"
+    run_seed = seed_audit.run_seed
+
+    def edit_then_run(slug, seed):
+        f.write_text(f.read_text() + f"\n# edited during seed {seed}\n")
+        return run_seed(slug, seed)
+
+    monkeypatch.setattr(seed_audit, "run_seed", edit_then_run)
+    with pytest.raises(RuntimeError, match="changed while the audit ran"):
+        seed_audit.audit(["toy"], jobs=1, root=tree, records=records, log=lambda *_: None)
+    assert not seed_audit.record_path("toy", records).exists()
+
+
 def test_a_missing_record_is_stale(tree):
     assert "no seed-audit record" in seed_audit.stale("toy", tree, tree / "nowhere")
 
