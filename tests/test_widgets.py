@@ -344,6 +344,8 @@ def _pixels(fig, density: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
 # with the reason why that is the model's behaviour and not a dead control. Any other such setting fails the test: a
 # control must change what is drawn, not only a title.
 TEXT_ONLY: dict[tuple[str, str], tuple[tuple[str, ...], str]] = {
+    ("grasp", "c"): (("0.000244140625", "0.001953125", "0.015625", "8.0", "64.0", "512.0", "4096.0"),
+                     "scale-free by construction (η/η̄*, ‖∇F‖/‖∇F(x₀)‖); the Play prose says c changes nothing"),
     ("opt_engine", "size_rank"): (("6",), "TSP's ladder has 5 of the slider's 6 rungs: rung 6 draws rung 5, and "
                                           "the title says 'rung 6 asked: 5 rungs'"),
     ("drut_hamiltonian", "n_phases"): (("27", "40"), "M = 27 and 40 phases draw the exact twirl's (M = 0) curves "

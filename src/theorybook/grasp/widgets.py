@@ -99,6 +99,4 @@ def explorer():
         "T": w.SelectionSlider(options=list(_T_OPTIONS), value=1024, description="T"),
         "score": w.ToggleButtons(options=["ustat", "naive"], value="ustat", description="score"),
     }
-    # c is live only: the panel is scale-free by construction (η/η̄*, ‖∇F‖/‖∇F(x₀)‖), so no value of c changes
-    # the picture; a reader checks that live, the static explorer does not spend frames on it
-    return live_panel(controls, render, rows=[["sigma", "c"], ["T", "score"]], live_only=["c"])
+    return live_panel(controls, render, rows=[["sigma", "c"], ["T", "score"]])
