@@ -187,15 +187,20 @@ def _soup(path: Path):
     return bs4.BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
 
 
+def _front_page(html_dir: Path) -> Path:
+    """The page a reader lands on: index.html, or the page its meta refresh redirects to."""
+    index = (html_dir / "index.html").read_text(encoding="utf-8")
+    m = re.search(r"url=([^\"'>\s]+)", index)
+    return (html_dir / m.group(1)) if m else html_dir / "index.html"
+
+
 @pytest.mark.built
 def test_across_the_book_list_one_click_from_the_front_page():
     """The front page links straight to the ledger's list of every paper-claim row that holds but is not specific,
     differs or is inconclusive; the list holds exactly those rows of the executed book, each with its reason."""
     led = _ledger()
     html_dir = LEDGER.parent
-    index = (html_dir / "index.html").read_text(encoding="utf-8")
-    m = re.search(r"url=([^\"'>\s]+)", index)  # index.html redirects to the first page
-    front = (html_dir / m.group(1)) if m else html_dir / "index.html"
+    front = _front_page(html_dir)
     soup = _soup(front)
     links = [a["href"] for a in soup.select("main a[href]") if a["href"].endswith("#ledger-across-the-book")]
     assert links, f"{front.name}: no link to the ledger's cross-chapter list"
@@ -223,9 +228,7 @@ def test_chapter_cards_agree_with_the_tables():
     group of rows on the chapter page."""
     led = _ledger()
     html_dir = LEDGER.parent
-    index = (html_dir / "index.html").read_text(encoding="utf-8")
-    m = re.search(r"url=([^\"'>\s]+)", index)
-    front = (html_dir / m.group(1)) if m else html_dir / "index.html"
+    front = _front_page(html_dir)
     cards = {a["data-doc"]: a for a in _soup(front).select("a.chapter-card")}
     docs = {c["doc"]: c for c in led["chapters"]}
     assert set(cards) == set(docs), f"cards {sorted(set(cards) ^ set(docs))} differ from the ledger's chapters"
