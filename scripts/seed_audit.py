@@ -163,22 +163,18 @@ def key(slug: str, root: Path = ROOT) -> str:
 
 @contextlib.contextmanager
 def one_thread() -> Iterator[None]:
-    """One intra-op thread for torch (and for the BLAS/OpenMP pools when threadpoolctl is importable) while the
-    block runs, restored afterwards."""
-    import torch
+    """One intra-op thread for torch (:func:`theorybook.device.one_thread`) and for the BLAS/OpenMP pools when
+    threadpoolctl is importable, while the block runs, restored afterwards."""
+    from theorybook.device import one_thread as torch_one_thread
 
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
+    with torch_one_thread(), contextlib.ExitStack() as pools:
         try:
             from threadpoolctl import threadpool_limits
         except ImportError:
-            yield
+            pass
         else:
-            with threadpool_limits(1):
-                yield
-    finally:
-        torch.set_num_threads(before)
+            pools.enter_context(threadpool_limits(1))
+        yield
 
 
 def seeded_verdicts(slug: str, seed: int):
