@@ -69,8 +69,14 @@ $(BUILT): $(SOURCES)
 	$(MAKE) book
 
 # A green `make test` records the snapshot of the sources taken when it started as the last green run
-# (_build/.last_green.json), from which `make test-changed` selects.
-test: test-start test-unit test-chapters test-browser
+# (_build/.last_green.json), from which `make test-changed` selects. The chapters execute first (into the execution
+# cache); then the unit suites and the book build (which executes nothing more) run side by side, since the Sphinx
+# build and the PDF's printing keep about one core busy and the unit tests take the rest; then the browser tests,
+# alone (they time the explorer's state switches).
+test: test-start
+	$(MAKE) --no-print-directory test-chapters
+	$(MAKE) --no-print-directory $(if $(XDIST),-j2 --output-sync=line) test-unit $(BUILT)
+	$(MAKE) --no-print-directory test-browser
 	$(BIN)/python scripts/test_select.py record
 
 test-start: $(STAMP)
