@@ -7,7 +7,7 @@ Clones the committed HEAD of this repository into a temporary directory (or DIR)
 `make test` (unit tests, every chapter executed through the execution cache, the book build for the browser tests,
 the browser tests) and `make book` immediately after (nothing changed: no chapter may execute again). It also
 counts the chapters each command executed, from the execution cache's records, and greps both logs for kernel
-ERROR lines. CI (`.ci/run`: `make book`, then `make test`) does the same work in the other order; its time is
+ERROR lines. CI (`.ci/run`: `make test`, then `make book`) does the same work in the same order; its time is
 estimated as set-up + the two commands. Then the quick check of a one-chapter change: a comment appended to
 ``src/theorybook/<--edit>/verdicts.py`` (colora by default), ``make test-changed`` timed (as a developer runs it:
 ``CI`` unset, so the chapter's stale seed audit is re-audited in full), counting the chapters it executed and the
