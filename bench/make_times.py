@@ -45,12 +45,21 @@ def _cpu() -> str:
     return platform.processor() or "unknown"
 
 
-def _run(cmd: list[str], cwd: Path, log: Path, ci: bool = True) -> tuple[float, int]:
+def _children_cpu() -> float:
+    import resource
+
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
+def _run(cmd: list[str], cwd: Path, log: Path, ci: bool = True) -> tuple[float, int, float]:
+    """Wall seconds, exit status and CPU seconds of the command and every descendant that was waited for (the
+    test processes, the kernels and their forks, Chromium): the CPU time sets the floor the cores allow."""
     env = {**os.environ, "CI": "1"} if ci else {k: v for k, v in os.environ.items() if k != "CI"}
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), _children_cpu()
     with log.open("w") as fh:
         rc = subprocess.call(cmd, cwd=cwd, stdout=fh, stderr=subprocess.STDOUT, env=env)
-    return time.perf_counter() - t0, rc
+    return time.perf_counter() - t0, rc, _children_cpu() - c0
 
 
 def _executed(log: Path) -> int:
@@ -83,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
         if name == QUICK:
             edited.write_text(edited.read_text() + "\n# edited by bench/make_times.py\n")
         try:
-            seconds, rc = _run(cmd, work, log, ci=name != QUICK)
+            seconds, rc, cpu = _run(cmd, work, log, ci=name != QUICK)
         finally:
             if name == QUICK:
                 audits = subprocess.check_output(["git", "status", "--porcelain", "tests/seed_audit"], cwd=work,
@@ -91,12 +100,14 @@ def main(argv: list[str] | None = None) -> int:
                 undo = ["git", "checkout", "-q", "--", str(edited.relative_to(work)), "tests/seed_audit"]
                 subprocess.check_call(undo, cwd=work)
         text = log.read_text(errors="replace")
-        rows.append({"step": name, "seconds": round(seconds, 1), "rc": rc, "chapters_executed": _executed(log),
+        rows.append({"step": name, "seconds": round(seconds, 1), "cpu_s": round(cpu, 1), "rc": rc,
+                     "chapters_executed": _executed(log),
                      "kernel_error_lines": len(re.findall(r"^.*\] ERROR \|.*$", text, re.M)),
                      "target_s": TARGETS_S.get(name)})
         if name == QUICK:
             rows[-1].update(edited=args.edit, audits_rewritten=audits)
-        print(f"{name:<30} {seconds:8.1f} s  rc={rc}  chapters executed: {rows[-1]['chapters_executed']}", flush=True)
+        print(f"{name:<30} {seconds:8.1f} s  {cpu:8.1f} CPU s  rc={rc}  chapters executed: "
+              f"{rows[-1]['chapters_executed']}", flush=True)
         if rc:
             print(f"  failed: see {log}", file=sys.stderr)
             break
