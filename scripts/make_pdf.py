@@ -242,12 +242,14 @@ def _chromium_print(src: Path, out: Path, timeout: int) -> None:
 
 def _digest(src: Path) -> str:
     """What the PDF depends on: the print document, every local file it loads (styles, scripts, figures) and this
-    script."""
+    script. A page it only links to (``*.html``: the search page, a chapter's live-code target) is not loaded, and
+    its bytes differ between a first build and the next (Sphinx adds ``?v=`` to some stylesheets only once their
+    files exist), which would print an unchanged book again."""
     h = hashlib.sha256(src.read_bytes())
     text = src.read_text(encoding="utf-8")
     for url in sorted(set(re.findall(r"(?:src|href)=[\"']([^\"'#?]+)", text))):
         f = src.parent / url
-        if not urlparse(url).scheme and f.is_file():
+        if not urlparse(url).scheme and f.suffix != ".html" and f.is_file():
             h.update(url.encode() + f.read_bytes())
     h.update(Path(__file__).read_bytes())
     return h.hexdigest()
