@@ -11,6 +11,7 @@ import json  # noqa: E402
 import ipywidgets as w  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
+from matplotlib.text import Text  # noqa: E402
 
 from theorybook.widgets import live_panel  # noqa: E402
 
@@ -331,8 +332,6 @@ def _drawn(fig, density: float = 1.0) -> np.ndarray:
     """What the setting draws apart from its words: the frame's pixels with every text hidden (titles, labels, tick
     labels, legend texts, annotations), the figure shrunk first by the :func:`~theorybook.widgets.frame_scale` of
     its texts, as the explorer draws it."""
-    from matplotlib.text import Text
-
     s = tw.frame_scale(fig)
     if s < 1.0:
         w, h = fig.get_size_inches()
@@ -375,7 +374,11 @@ def test_every_explorer_control_changes_the_frame_and_text_fits_the_box(slug, mo
     differ still with every text hidden (a setting that changes only a title or a legend's number fails unless
     :data:`TEXT_ONLY` lists it with its reason). Each setting is drawn once with its texts hidden; only one whose
     text-hidden frame equals the default's is drawn again whole, to tell a dead control (the whole frame equal too)
-    from a text-only one. (A change hidden under a text, e.g. behind a legend box, counts as drawn.)"""
+    from a text-only one. The one case the old whole-frame comparison judged otherwise: a change drawn entirely
+    under opaque text pixels (the whole frame equal to the default's, the text-hidden one not) counts as drawn here,
+    not as dead. A text's ``bbox=`` patch (hidden with its text) would make that possible, so the default's figure
+    must have none (a legend's frame is a patch of its own and stays drawn); what is left is a change no larger than
+    a glyph and wholly under one."""
     got = _declared_panel(slug, monkeypatch)
     controls, render, kw = got["controls"], got["render"], got["kw"]
     order = [n for row in (got["rows"] or [list(controls)]) for n in row]
@@ -392,6 +395,8 @@ def test_every_explorer_control_changes_the_frame_and_text_fits_the_box(slug, mo
     assert px >= tw.MIN_TEXT_PX - 1e-9, f"{slug}: smallest text {px:.1f} CSS px at {tw.FRAME_CSS_PX} px"
     assert 0.95 * tw.DENSITY * tw.FRAME_CSS_PX <= img.size[0] <= tw.DENSITY * tw.FRAME_CSS_PX + 1, img.size
     fig, _ = render(**default)
+    boxed = [t.get_text()[:30] for t in fig.findobj(Text) if t.get_visible() and t.get_bbox_patch() is not None]
+    assert not boxed, f"{slug}: texts with a bbox patch would hide what they cover from the control test: {boxed}"
     base_drawn = _drawn(fig)
     plt.close("all")
     base = None  # the default's whole frame: drawn only when a setting draws the default's picture

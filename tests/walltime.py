@@ -83,6 +83,13 @@ def _queued_ns(pid: int) -> int | None:
         return None
 
 
+def queued_s(pid: int | None = None) -> float | None:
+    """Seconds the main thread of ``pid`` (this process by default) has spent runnable but waiting for a core;
+    ``None`` without ``/proc``."""
+    ns = _queued_ns(os.getpid() if pid is None else pid)
+    return None if ns is None else ns / 1e9
+
+
 def _rusage_cpu() -> float:
     own = resource.getrusage(resource.RUSAGE_SELF)
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)
