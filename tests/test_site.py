@@ -216,6 +216,7 @@ def load(driver, url: str) -> None:
         return
     except TimeoutException as exc:
         first = exc.msg.strip().splitlines()[0] if exc.msg else "timeout"
+    script_s = driver.timeouts.script
     driver.set_script_timeout(5)
     try:
         driver.execute_script("return 1")
@@ -223,7 +224,7 @@ def load(driver, url: str) -> None:
     except WebDriverException:
         answered = False
     finally:
-        driver.set_script_timeout(30)
+        driver.set_script_timeout(script_s)
     state = "still answered" if answered else "did not answer"
     warnings.warn(f"load {url}: {first}; the tab (before: {before}) {state}: once more in a fresh tab", stacklevel=2)
     old = driver.window_handles
@@ -690,26 +691,28 @@ return {
 
 
 VERDICT_ROWS_BY_ID = """
-const out = {'': document.querySelectorAll('tr.verdict-row').length};
-for (const el of document.querySelectorAll('[id]')) {
-  const n = el.querySelectorAll('tr.verdict-row').length;
-  if (n) out[el.id] = n;
+const out = {'': 0};
+for (const row of document.querySelectorAll('tr.verdict-row')) {
+  out[''] += 1;
+  for (let el = row.parentElement; el; el = el.parentElement) if (el.id) out[el.id] = (out[el.id] || 0) + 1;
 }
 return out;
 """
 
 
 def verdict_rows_by_id(page: str) -> dict[str, int]:
-    """``{'': rows on the page, id: rows inside the element with that id}`` for the built file of ``page``, read
-    with BeautifulSoup, as the ledger test reads it (what :data:`VERDICT_ROWS_BY_ID` returns from the DOM)."""
+    """``{'': rows on the page, id: rows inside the element with that id}`` (ids holding none left out; Sphinx's
+    ids are unique) for the built file of ``page``, read with BeautifulSoup: what :data:`VERDICT_ROWS_BY_ID`
+    returns from the browser's DOM."""
     from bs4 import BeautifulSoup
 
     soup = BeautifulSoup((HTML / page).read_text(encoding="utf-8"), "html.parser")
-    out = {"": len(soup.select("tr.verdict-row"))}
-    for el in soup.select("[id]"):
-        n = len(el.select("tr.verdict-row"))
-        if n:
-            out[el["id"]] = n
+    out = {"": 0}
+    for row in soup.select("tr.verdict-row"):
+        out[""] += 1
+        for el in row.parents:
+            if el.get("id"):
+                out[el["id"]] = out.get(el["id"], 0) + 1
     return out
 
 
@@ -743,8 +746,6 @@ def test_claims_ledger_totals_and_links(browser, static_site):
     # Every link lands on a verdict table, and each chapter's page holds as many rows as the ledger lists for it.
     # The verdict tables are static HTML (no script adds or removes a row), so a page of the built site is read from
     # its file, once, with every link to it checked there; a link that leaves the site gets a load in the browser.
-    from bs4 import BeautifulSoup
-
     frags: dict[str, list[str]] = {}
     for href in s["links"]:
         u = urlparse(href)
@@ -754,13 +755,8 @@ def test_claims_ledger_totals_and_links(browser, static_site):
         here = frags.get(page, [])
         rel = page.removeprefix(f"{static_site}/") if page.startswith(f"{static_site}/") else None
         if rel is not None and (HTML / rel).is_file():
-            soup = BeautifulSoup((HTML / rel).read_text(encoding="utf-8"), "html.parser")
-
-            def rows(frag: str, soup=soup) -> int:
-                el = soup.find(id=frag) if frag else None
-                return len(el.select("tr.verdict-row")) if el is not None else -1
-
-            got = {"links": [rows(f) for f in here], "total": len(soup.select("tr.verdict-row"))}
+            by_id = verdict_rows_by_id(rel)  # an id holding no verdict row, or none at all: -1, as in the browser
+            got = {"links": [by_id.get(f, -1) if f else -1 for f in here], "total": by_id[""]}
         else:
             load(browser, page)
             wait_for(browser, "return document.readyState === 'complete'", 60, f"load {page}")
